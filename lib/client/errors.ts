@@ -1,0 +1,45 @@
+import { status } from '@grpc/grpc-js';
+
+/** One validation problem: the field path in the proto's snake_case names, and what is wrong. */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface XdsErrorOptions {
+  typeUrl?: string;
+  resourceName?: string;
+  details?: readonly FieldError[];
+  cause?: unknown;
+}
+
+/**
+ * Every error the library reports. `code` is a grpc-js `status`: NOT_FOUND (the resource does
+ * not exist), INVALID_ARGUMENT (it failed validation, or a bad bootstrap), UNAVAILABLE (the
+ * management server cannot be reached). Match on `code` or use `isXdsError`, not `instanceof`:
+ * two copies of the library may be loaded in one process.
+ */
+export class XdsError extends Error {
+  override readonly name = 'XdsError';
+  readonly code: status;
+  readonly typeUrl: string | undefined;
+  readonly resourceName: string | undefined;
+  readonly details: readonly FieldError[];
+
+  constructor(code: status, message: string, options: XdsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.typeUrl = options.typeUrl;
+    this.resourceName = options.resourceName;
+    this.details = options.details ?? [];
+  }
+}
+
+/** True for an XdsError from any copy of this library. */
+export function isXdsError(value: unknown): value is XdsError {
+  return (
+    value instanceof Error &&
+    value.name === 'XdsError' &&
+    typeof (value as { code?: unknown }).code === 'number'
+  );
+}

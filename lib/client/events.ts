@@ -1,0 +1,60 @@
+import type { XdsError } from './errors';
+
+export interface RequestEvent {
+  /** The xDS server's URI. */
+  readonly server: string;
+  readonly typeUrl: string;
+  readonly resourceNames: readonly string[];
+  readonly versionInfo: string;
+  readonly responseNonce: string;
+  /** Set on a NACK. */
+  readonly errorDetail: string | undefined;
+}
+
+export interface ResponseEvent {
+  readonly server: string;
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly nonce: string;
+  readonly resourceCount: number;
+}
+
+export interface AckEvent {
+  readonly server: string;
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly nonce: string;
+}
+
+export interface NackEvent extends AckEvent {
+  /** The error_detail message: every invalid resource, named, with its field paths. */
+  readonly error: string;
+}
+
+export interface ConnectedEvent {
+  readonly server: string;
+}
+
+export interface DisconnectedEvent {
+  readonly server: string;
+  /** Set when the stream failed before any response (a connectivity problem, gRFC A57). */
+  readonly error: XdsError | undefined;
+  readonly hadResponse: boolean;
+}
+
+/**
+ * `client.on(name, listener)`. Payloads are built only while someone listens. Events are
+ * observations: a listener that throws is not isolated from the client, so keep them simple.
+ */
+export interface XdsClientEvents {
+  /** A DiscoveryRequest was written to a stream. */
+  request: (event: RequestEvent) => void;
+  /** A DiscoveryResponse arrived. */
+  response: (event: ResponseEvent) => void;
+  ack: (event: AckEvent) => void;
+  nack: (event: NackEvent) => void;
+  /** The first response of a stream arrived. */
+  connected: (event: ConnectedEvent) => void;
+  /** A stream ended; the client reconnects with backoff. */
+  disconnected: (event: DisconnectedEvent) => void;
+}

@@ -1,0 +1,216 @@
+import { status } from '@grpc/grpc-js';
+import type { XdsServerConfig } from '../bootstrap';
+import { messageCodec } from '../codec';
+import type { Any, DiscoveryResponse } from '../generated/protos';
+import type { DecodeResult, ResourceType } from '../resources/resource-type';
+import { formatFieldErrors } from '../resources/validation-errors';
+import { logError, tracer } from '../trace';
+import type { ResponseVerdict } from './ads-stream';
+import { XdsError } from './errors';
+import { parseResourceName } from './resource-name';
+import type { ResourceState } from './resource-state';
+
+const trace = tracer('xds_client');
+const resourceWrapperCodec = messageCodec('envoy.service.discovery.v3.Resource');
+const RESOURCE_WRAPPER_URL = 'type.googleapis.com/envoy.service.discovery.v3.Resource';
+
+/** What the processor needs to know of the client. */
+export interface ResponseContext {
+  readonly server: XdsServerConfig;
+  readonly nodeId: string;
+  readonly type: ResourceType<unknown>;
+  /** The cache entry subscribed to `name` on this server, if any. */
+  lookup(canonicalName: string): ResourceState<unknown> | undefined;
+  /** Every cache entry of this type on this server (for SotW deletion). */
+  entries(): Iterable<ResourceState<unknown>>;
+}
+
+type Notification = () => void;
+
+/** A response's outcome: the ACK/NACK verdict, and the watcher calls it causes. */
+export interface ProcessedResponse {
+  readonly verdict: ResponseVerdict;
+  /** Run after the verdict is recorded: they may start watches that ride on the ACK. */
+  readonly notifications: readonly Notification[];
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0;
+}
+
+/** Copies a resource's bytes out of the response buffer, so caching it keeps no response alive. */
+function ownBytes(bytes: Uint8Array): Uint8Array {
+  return Uint8Array.prototype.slice.call(bytes);
+}
+
+/**
+ * Applies one DiscoveryResponse to the cache (gRFC A46: valid resources are applied even when
+ * others are not), finds deletions (SotW), and returns the verdict and watcher notifications.
+ * Each resource is decoded at most once, whatever the number of watchers; one whose bytes are
+ * those cached is not decoded at all.
+ */
+export function processResponse(
+  response: DiscoveryResponse,
+  ctx: ResponseContext,
+): ProcessedResponse {
+  const { type, server } = ctx;
+  const version = response.versionInfo;
+  const seen = new Set<string>();
+  const errors: string[] = [];
+  const notifications: Notification[] = [];
+  let applied = 0;
+  let namelessErrors = 0;
+  const withNode = (message: string) => `${message} [xDS node id: ${ctx.nodeId}]`;
+
+  response.resources.forEach((any, index) => {
+    const unwrapped = unwrap(any, response.typeUrl);
+    if ('error' in unwrapped) {
+      errors.push(`resource index ${index}: ${unwrapped.error}`);
+      namelessErrors++;
+      return;
+    }
+    const { bytes } = unwrapped;
+    let name = unwrapped.name ?? type.peekName?.(bytes);
+    let decoded: DecodeResult<unknown> | undefined;
+    if (name === undefined) {
+      decoded = safeDecode(type, bytes, server);
+      name = decoded.name;
+      if (name === undefined) {
+        errors.push(`resource index ${index}: ${formatErrors(decoded)}`);
+        namelessErrors++;
+        return;
+      }
+    }
+    const canonical = parseResourceName(name).canonical;
+    if (seen.has(canonical)) {
+      errors.push(`resource index ${index}: ${type.typeName} "${name}": duplicate resource name`);
+      return;
+    }
+    seen.add(canonical);
+    const state = ctx.lookup(canonical);
+    if (!state) return; // not subscribed: ignored
+
+    if (state.bytes && bytesEqual(state.bytes, bytes)) {
+      // Same bytes as the cached version: nobody is told, but the status and version move on.
+      if (state.deletionIgnored && trace.enabled) trace.log(`${type.typeName} "${name}" is back`);
+      state.markAcked(version);
+      applied++;
+      return;
+    }
+    decoded ??= safeDecode(type, bytes, server);
+    if ('resource' in decoded) {
+      state.setResource(decoded.resource, ownBytes(bytes), version);
+      applied++;
+      notifications.push(() => state.notifyChanged());
+      return;
+    }
+    const problem = `${type.typeName} "${name}": ${formatErrors(decoded)}`;
+    errors.push(`resource index ${index}: ${problem}`);
+    const error = new XdsError(status.INVALID_ARGUMENT, withNode(problem), {
+      typeUrl: type.typeUrl,
+      resourceName: name,
+      details: decoded.errors,
+    });
+    state.status = 'NACKED';
+    state.failedVersion = version;
+    state.failedTime = new Date();
+    state.error = error;
+    state.stopTimer(); // it exists, even if invalid
+    if (state.resource !== undefined && !server.failOnDataErrors) {
+      notifications.push(() => state.notifyAmbientError(error));
+    } else {
+      // Nothing good cached, or A88's fail_on_data_errors: the watchers must drop it.
+      state.dropResource();
+      notifications.push(() => state.notifyResourceError(error));
+    }
+  });
+
+  // An undecodable resource might be one that is "missing": then nothing can be called deleted.
+  if (type.allResourcesRequiredInSotW && namelessErrors === 0) {
+    findDeletions(ctx, seen, withNode, notifications);
+  }
+
+  const verdict: ResponseVerdict =
+    errors.length === 0
+      ? { applied: true }
+      : { nack: `xDS response validation errors: [${errors.join('; ')}]`, applied: applied > 0 };
+  return { verdict, notifications };
+}
+
+/** SotW: a cached Listener or Cluster missing from a response has been deleted. */
+function findDeletions(
+  ctx: ResponseContext,
+  seen: ReadonlySet<string>,
+  withNode: (message: string) => string,
+  notifications: Notification[],
+): void {
+  for (const state of ctx.entries()) {
+    if (seen.has(state.name) || state.resource === undefined) continue;
+    if (ctx.server.ignoreResourceDeletion) {
+      if (state.deletionIgnored) continue;
+      state.deletionIgnored = true;
+      const message = `${ctx.type.typeName} "${state.name}" was deleted by the xDS server; kept because of ignore_resource_deletion`;
+      logError(`xds-client: ${message}`); // A53: log once
+      const error = new XdsError(status.NOT_FOUND, withNode(message), {
+        typeUrl: ctx.type.typeUrl,
+        resourceName: state.name,
+      });
+      notifications.push(() => state.notifyAmbientError(error));
+      continue;
+    }
+    const error = new XdsError(
+      status.NOT_FOUND,
+      withNode(`${ctx.type.typeName} "${state.name}" does not exist: deleted by the xDS server`),
+      { typeUrl: ctx.type.typeUrl, resourceName: state.name },
+    );
+    state.dropResource();
+    state.status = 'DOES_NOT_EXIST';
+    state.error = error;
+    notifications.push(() => state.notifyResourceError(error));
+  }
+}
+
+/** A resource may come bare, or in a `Resource` wrapper that names it. */
+function unwrap(
+  any: Any,
+  responseTypeUrl: string,
+): { bytes: Uint8Array; name: string | undefined } | { error: string } {
+  let typeUrl = any.type_url;
+  let bytes = any.value;
+  let name: string | undefined;
+  if (typeUrl === RESOURCE_WRAPPER_URL) {
+    try {
+      const wrapper = resourceWrapperCodec.decode(bytes);
+      if (!wrapper.resource) return { error: 'Resource wrapper: resource: field not present' };
+      typeUrl = wrapper.resource.type_url;
+      bytes = wrapper.resource.value;
+      name = wrapper.name || undefined;
+    } catch (e) {
+      return {
+        error: `can't parse Resource wrapper: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    }
+  }
+  if (typeUrl !== responseTypeUrl) {
+    return { error: `type URL "${typeUrl}" does not match the response's "${responseTypeUrl}"` };
+  }
+  return { bytes, name };
+}
+
+function safeDecode(
+  type: ResourceType<unknown>,
+  bytes: Uint8Array,
+  server: XdsServerConfig,
+): DecodeResult<unknown> {
+  try {
+    return type.decode(bytes, { server });
+  } catch (e) {
+    // A resource type broke its contract (decode must not throw): report, don't crash.
+    const message = `decoder threw: ${e instanceof Error ? e.message : String(e)}`;
+    return { name: undefined, errors: [{ path: '', message }] };
+  }
+}
+
+function formatErrors(result: DecodeResult<unknown>): string {
+  return 'errors' in result ? formatFieldErrors(result.errors) : '';
+}

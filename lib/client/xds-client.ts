@@ -1,0 +1,321 @@
+import { status, type ChannelOptions } from '@grpc/grpc-js';
+import { EventEmitter } from 'eventemitter3';
+import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
+import type { DiscoveryResponse } from '../generated/protos';
+import type { ResourceType } from '../resources/resource-type';
+import { tracer } from '../trace';
+import { AdsStream, type SentRequest } from './ads-stream';
+import { Backoff, type BackoffOptions } from './backoff';
+import { XdsError } from './errors';
+import type { XdsClientEvents } from './events';
+import { GrpcTransport } from './grpc-transport';
+import { buildNode } from './node';
+import { processResponse } from './response-processor';
+import { parseResourceName } from './resource-name';
+import { ResourceState, type ResourceStatus } from './resource-state';
+import type { ResourceWatcher, WatchHandle } from './resource-watcher';
+import type { XdsTransport, XdsTransportFactory } from './transport';
+
+const trace = tracer('xds_client');
+
+/** gRFC A57: how long to wait for a subscribed resource before calling it non-existent. */
+export const DEFAULT_RESOURCE_TIMEOUT_MS = 15_000;
+
+export interface XdsClientOptions {
+  /** A bootstrap object or JSON text; omitted: GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. */
+  bootstrap?: object | string;
+  /** The does-not-exist timer. Default 15 000 ms. */
+  resourceTimeoutMs?: number;
+  /** Reconnect backoff. Default 1 s, ×1.6, ±20 % jitter, 120 s cap. */
+  backoff?: BackoffOptions;
+  /** grpc-js channel options for the connections to xDS servers. */
+  channelOptions?: ChannelOptions;
+  /** Replaces the grpc-js transport (for tests, or a custom connection). */
+  transportFactory?: XdsTransportFactory;
+}
+
+/** One resource in `client.dump()`: what CSDS would report for it. */
+export interface ResourceDump {
+  readonly typeUrl: string;
+  readonly name: string;
+  readonly status: ResourceStatus;
+  /** Version of the cached resource. */
+  readonly version: string | undefined;
+  readonly updateTime: Date | undefined;
+  /** Whether a good version is cached. */
+  readonly cached: boolean;
+  readonly watchers: number;
+  readonly error: { readonly code: status; readonly message: string } | undefined;
+  /** The version that was last NACKed, and when. */
+  readonly failedVersion: string | undefined;
+  readonly failedTime: Date | undefined;
+}
+
+/** One xDS server: its stream, its connectivity state and the resources it serves. */
+class ServerChannel {
+  connectivityError: XdsError | undefined;
+  readonly resources = new Map<string, Map<string, ResourceState<unknown>>>();
+  constructor(
+    readonly config: XdsServerConfig,
+    readonly transport: XdsTransport,
+    readonly stream: AdsStream,
+  ) {}
+  *allResources(): Iterable<ResourceState<unknown>> {
+    for (const byName of this.resources.values()) yield* byName.values();
+  }
+}
+
+/**
+ * The generic xDS client core: watchers of resources of any ResourceType, deduplicated per (type, name), served over one ADS
+ * stream per xDS server. See docs/api.md for the contract and docs/architecture.md for the
+ * layers.
+ */
+export class XdsClientCore extends EventEmitter<XdsClientEvents> {
+  readonly bootstrap: Bootstrap;
+  private readonly resourceTimeoutMs: number;
+  private readonly options: XdsClientOptions;
+  private readonly channels = new Map<string, ServerChannel>();
+  private readonly types = new Map<string, ResourceType<unknown>>();
+  private closed = false;
+
+  constructor(options: XdsClientOptions = {}) {
+    super();
+    this.options = options;
+    this.bootstrap = loadBootstrap(options.bootstrap);
+    this.resourceTimeoutMs = options.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
+    if (!(this.resourceTimeoutMs > 0)) {
+      throw new XdsError(status.INVALID_ARGUMENT, 'resourceTimeoutMs: must be greater than 0');
+    }
+  }
+
+  /** Watches one resource of any type, ours or a user's own `ResourceType`. */
+  watch<T>(type: ResourceType<T>, name: string, watcher: ResourceWatcher<T>): WatchHandle {
+    if (this.closed) throw new XdsError(status.FAILED_PRECONDITION, 'XdsClient is closed');
+    this.registerType(type);
+    const parsed = parseResourceName(name);
+    const channel = this.channelFor(parsed.authority);
+    if (!channel) {
+      const error = new XdsError(
+        status.INVALID_ARGUMENT,
+        `${type.typeName} "${name}": authority "${parsed.authority}" is not in the bootstrap`,
+        { typeUrl: type.typeUrl, resourceName: name },
+      );
+      let active = true;
+      queueMicrotask(() => active && watcher.onResourceError(error));
+      return { cancel: () => (active = false) };
+    }
+    let byName = channel.resources.get(type.typeUrl);
+    if (!byName) channel.resources.set(type.typeUrl, (byName = new Map()));
+    let state = byName.get(parsed.canonical) as ResourceState<T> | undefined;
+    if (!state) {
+      state = new ResourceState(type, parsed.canonical, channel);
+      byName.set(parsed.canonical, state as ResourceState<unknown>);
+      channel.stream.subscribe(type.typeUrl, parsed.canonical);
+    }
+    const remove = state.addWatcher(watcher);
+    const owner = state;
+    return {
+      cancel: () => {
+        if (remove() && owner.watcherCount === 0) this.forget(channel, owner);
+      },
+    };
+  }
+
+  /** Every resource the client knows of, with its CSDS status. */
+  dump(): ResourceDump[] {
+    const out: ResourceDump[] = [];
+    for (const channel of this.channels.values()) {
+      for (const state of channel.allResources()) {
+        const error = state.error ?? channel.connectivityError;
+        out.push({
+          typeUrl: state.type.typeUrl,
+          name: state.name,
+          status: state.status,
+          version: state.version,
+          updateTime: state.updateTime,
+          cached: state.resource !== undefined,
+          watchers: state.watcherCount,
+          error: error && { code: error.code, message: error.message },
+          failedVersion: state.failedVersion,
+          failedTime: state.failedTime,
+        });
+      }
+    }
+    return out.sort((a, b) =>
+      a.typeUrl === b.typeUrl ? (a.name < b.name ? -1 : 1) : a.typeUrl < b.typeUrl ? -1 : 1,
+    );
+  }
+
+  /** Ends every stream, timer and watch. Watchers are not called again. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const channel of this.channels.values()) {
+      for (const state of channel.allResources()) {
+        state.stopTimer();
+        state.clearWatchers();
+      }
+      channel.resources.clear();
+      channel.stream.close();
+      channel.transport.close();
+    }
+    this.channels.clear();
+    this.removeAllListeners();
+  }
+
+  private registerType(type: ResourceType<unknown>): void {
+    const known = this.types.get(type.typeUrl);
+    if (known === undefined) this.types.set(type.typeUrl, type);
+    else if (known !== type) {
+      throw new XdsError(
+        status.INVALID_ARGUMENT,
+        `another resource type is already registered for ${type.typeUrl}`,
+      );
+    }
+  }
+
+  private serversFor(authority: string | undefined): readonly XdsServerConfig[] | undefined {
+    if (authority === undefined) return this.bootstrap.xdsServers;
+    const config = this.bootstrap.authorities.get(authority);
+    if (!config) return undefined;
+    return config.xdsServers.length ? config.xdsServers : this.bootstrap.xdsServers;
+  }
+
+  /** The channel to the first server of an authority (fallback, gRFC A71, is not done yet). */
+  private channelFor(authority: string | undefined): ServerChannel | undefined {
+    const server = this.serversFor(authority)?.[0];
+    if (!server) return undefined;
+    const key = serverKey(server);
+    let channel = this.channels.get(key);
+    if (!channel) {
+      const transport =
+        this.options.transportFactory?.(server) ??
+        new GrpcTransport(server, this.options.channelOptions);
+      const stream = new AdsStream(
+        server,
+        transport,
+        buildNode(this.bootstrap.node),
+        new Backoff(this.options.backoff),
+        this.bootstrap.node.id,
+        {
+          onResponse: (response) => this.onResponse(channel!, response),
+          onConnected: () => this.onConnected(channel!),
+          onRequestWritten: (request) => this.onRequestWritten(channel!, request),
+          onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
+        },
+      );
+      channel = new ServerChannel(server, transport, stream);
+      this.channels.set(key, channel);
+    }
+    return channel;
+  }
+
+  private forget(channel: ServerChannel, state: ResourceState<unknown>): void {
+    state.stopTimer();
+    const byName = channel.resources.get(state.type.typeUrl);
+    if (byName?.get(state.name) !== state) return;
+    byName.delete(state.name);
+    channel.stream.unsubscribe(state.type.typeUrl, state.name);
+  }
+
+  private onResponse(channel: ServerChannel, response: DiscoveryResponse) {
+    const type = this.types.get(response.typeUrl);
+    const server = channel.config.serverUri;
+    if (this.listenerCount('response')) {
+      this.emit('response', {
+        server,
+        typeUrl: response.typeUrl,
+        versionInfo: response.versionInfo,
+        nonce: response.nonce,
+        resourceCount: response.resources.length,
+      });
+    }
+    if (!type) {
+      if (trace.enabled)
+        trace.log(`${server}: ignoring response of unknown type ${response.typeUrl}`);
+      return undefined;
+    }
+    const byName = channel.resources.get(type.typeUrl);
+    const { verdict, notifications } = processResponse(response, {
+      server: channel.config,
+      nodeId: this.bootstrap.node.id,
+      type,
+      lookup: (name) => byName?.get(name),
+      entries: () => byName?.values() ?? [],
+    });
+    const event = {
+      server,
+      typeUrl: response.typeUrl,
+      versionInfo: response.versionInfo,
+      nonce: response.nonce,
+    };
+    if (verdict.nack === undefined) {
+      if (this.listenerCount('ack')) this.emit('ack', event);
+    } else {
+      if (trace.enabled) trace.log(`${server}: NACK ${response.typeUrl}: ${verdict.nack}`);
+      if (this.listenerCount('nack')) this.emit('nack', { ...event, error: verdict.nack });
+    }
+    for (const notify of notifications) {
+      if (this.closed) break;
+      notify();
+    }
+    return verdict;
+  }
+
+  private onConnected(channel: ServerChannel): void {
+    channel.connectivityError = undefined;
+    if (this.listenerCount('connected'))
+      this.emit('connected', { server: channel.config.serverUri });
+  }
+
+  /** gRFC A57: a does-not-exist timer starts once the request naming the resource is written. */
+  private onRequestWritten(channel: ServerChannel, request: SentRequest): void {
+    if (this.listenerCount('request')) {
+      this.emit('request', { server: channel.config.serverUri, ...request });
+    }
+    const byName = channel.resources.get(request.typeUrl);
+    if (!byName) return;
+    for (const name of request.resourceNames) {
+      const state = byName.get(name);
+      // Never for a cached resource: the server need not send it again on a new stream.
+      if (!state || state.resource !== undefined || state.status !== 'REQUESTED' || state.timer) {
+        continue;
+      }
+      state.timer = setTimeout(() => this.onResourceTimeout(state), this.resourceTimeoutMs);
+      state.timer.unref?.();
+    }
+  }
+
+  private onResourceTimeout(state: ResourceState<unknown>): void {
+    state.timer = undefined;
+    // The cache is checked again: the resource may have arrived since the timer was armed.
+    if (state.resource !== undefined || state.status !== 'REQUESTED') return;
+    state.status = 'DOES_NOT_EXIST';
+    state.error = new XdsError(
+      status.NOT_FOUND,
+      `${state.type.typeName} "${state.name}" does not exist: not received within ` +
+        `${this.resourceTimeoutMs} ms [xDS node id: ${this.bootstrap.node.id}]`,
+      { typeUrl: state.type.typeUrl, resourceName: state.name },
+    );
+    state.notifyResourceError(state.error);
+  }
+
+  private onStreamEnded(
+    channel: ServerChannel,
+    error: XdsError | undefined,
+    hadResponse: boolean,
+  ): void {
+    // Timers belong to a stream: they restart on the next one, for uncached resources only.
+    for (const state of channel.allResources()) state.stopTimer();
+    if (this.listenerCount('disconnected')) {
+      this.emit('disconnected', { server: channel.config.serverUri, error, hadResponse });
+    }
+    if (!error) return;
+    // gRFC A57: a connectivity failure. Nothing cached is dropped.
+    channel.connectivityError = error;
+    for (const state of [...channel.allResources()]) {
+      if (this.closed) return;
+      state.notifyError(error);
+    }
+  }
+}

@@ -1,0 +1,13 @@
+// What a discovery mechanism reports to the cluster resolver.
+import type { XdsError } from '../client/errors';
+import type { DropOverload, LocalityEndpoints } from '../resources/endpoint/update';
+
+/** Nothing yet, localities by priority (with EDS drop categories), or why there are none. */
+export type DiscoveryResult =
+  | { readonly kind: 'pending' }
+  | {
+      readonly kind: 'ok';
+      readonly priorities: readonly (readonly LocalityEndpoints[])[];
+      readonly drops?: readonly DropOverload[];
+    }
+  | { readonly kind: 'error'; readonly error: XdsError };

@@ -1,0 +1,48 @@
+// The Cluster (CDS) resource type: what the client core needs to decode and validate it.
+import { messageCodec } from '../../codec';
+import { decodeAndValidate, peekNameField } from '../common';
+import type { ResourceType } from '../resource-type';
+import type { ClusterUpdate } from './update';
+import { validateCluster } from './validate';
+
+export type {
+  AggregateClusterUpdate,
+  CertificateProviderInstance,
+  ClusterUpdate,
+  EdsClusterUpdate,
+  FailurePercentageEjection,
+  LbPolicy,
+  LogicalDnsClusterUpdate,
+  OutlierDetection,
+  SubjectAltNameMatcher,
+  SuccessRateEjection,
+  UpstreamTlsConfig,
+} from './update';
+export { DEFAULT_MAX_CONCURRENT_REQUESTS } from './update';
+
+const codec = messageCodec('envoy.config.cluster.v3.Cluster');
+
+export const clusterResourceType: ResourceType<ClusterUpdate> = Object.freeze<
+  ResourceType<ClusterUpdate>
+>({
+  typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+  typeName: 'Cluster',
+  // SotW: a Cluster missing from a response has been deleted.
+  allResourcesRequiredInSotW: true,
+  decode(bytes, context) {
+    return decodeAndValidate(
+      'Cluster',
+      bytes,
+      codec.decode,
+      (c) => c.name,
+      (cluster, errors) => {
+        const update = validateCluster(cluster, errors, context);
+        // validateCluster returns undefined only after recording an error, and decodeAndValidate
+        // drops the value whenever there is one.
+        if (update === undefined && errors.isEmpty) errors.add('internal error: no update built');
+        return update as ClusterUpdate;
+      },
+    );
+  },
+  peekName: peekNameField,
+});

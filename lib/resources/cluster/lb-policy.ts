@@ -1,0 +1,223 @@
+// A Cluster's load-balancing policy: the `load_balancing_policy` field when set (gRFC A52),
+// otherwise the legacy `lb_policy` enum with its `ring_hash_lb_config` /
+// `least_request_lb_config`. Behaviour follows gRPC C-core's and grpc-go's xDS LB policy
+// registries; docs/resources/cluster.md lists where they differ and what we chose.
+import type {
+  Any,
+  Cluster,
+  LoadBalancingPolicy,
+  UInt32Value,
+  UInt64Value,
+} from '../../generated/protos';
+import {
+  Cluster_LbPolicy,
+  Cluster_RingHashLbConfig_HashFunction,
+  RingHash_HashFunction,
+} from '../../generated/protos';
+import { int64ToNumber } from '../common';
+import type { ValidationErrors } from '../validation-errors';
+import { decodeAnyValue, typeUrlOf } from './any';
+import type { LbPolicy } from './update';
+
+/** gRPC C-core's and grpc-go's limit on nested policy lists (wrr_locality inside wrr_locality). */
+export const MAX_LB_POLICY_DEPTH = 16;
+export const RING_SIZE_LIMIT = 8_388_608;
+const DEFAULT_MIN_RING_SIZE = 1024;
+const DEFAULT_CHOICE_COUNT = 2;
+/** gRFC A48: larger choice counts are clamped, not rejected. */
+const MAX_CHOICE_COUNT = 10;
+
+// Enum members copied once: module-namespace getters are not free on this per-resource path.
+const LEGACY_ROUND_ROBIN = Cluster_LbPolicy.ROUND_ROBIN;
+const LEGACY_RING_HASH = Cluster_LbPolicy.RING_HASH;
+const LEGACY_LEAST_REQUEST = Cluster_LbPolicy.LEAST_REQUEST;
+
+const ROUND_ROBIN: LbPolicy = Object.freeze({ name: 'round_robin' });
+/** The legacy ROUND_ROBIN enum means round robin within localities weighted across them. */
+const WRR_LOCALITY_ROUND_ROBIN: LbPolicy = Object.freeze({
+  name: 'wrr_locality',
+  child: ROUND_ROBIN,
+});
+
+const POLICY_URL = {
+  roundRobin: typeUrlOf('envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin'),
+  ringHash: typeUrlOf('envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash'),
+  leastRequest: typeUrlOf('envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest'),
+  pickFirst: typeUrlOf('envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst'),
+  wrrLocality: typeUrlOf('envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality'),
+};
+
+/**
+ * The cluster's policy, or undefined after recording errors. A52: when `load_balancing_policy`
+ * is present the legacy fields are ignored entirely, even if they hold unsupported values.
+ */
+export function clusterLbPolicy(cluster: Cluster, errors: ValidationErrors): LbPolicy | undefined {
+  if (cluster.loadBalancingPolicy !== null) {
+    const policy = cluster.loadBalancingPolicy;
+    return errors.field('load_balancing_policy', () => convertPolicyList(policy, 0, errors));
+  }
+  switch (cluster.lbPolicy) {
+    case LEGACY_ROUND_ROBIN:
+      return WRR_LOCALITY_ROUND_ROBIN;
+    case LEGACY_RING_HASH: {
+      const config = cluster.ringHashLbConfig;
+      if (config === null) return ringHash(null, null, errors);
+      return errors.field('ring_hash_lb_config', () => {
+        if (config.hashFunction !== Cluster_RingHashLbConfig_HashFunction.XX_HASH) {
+          const name = Cluster_RingHashLbConfig_HashFunction[config.hashFunction];
+          errors.addAt('hash_function', `unsupported value ${name ?? config.hashFunction}`);
+        }
+        return ringHash(config.minimumRingSize, config.maximumRingSize, errors);
+      });
+    }
+    case LEGACY_LEAST_REQUEST: {
+      const config = cluster.leastRequestLbConfig;
+      if (config === null) return leastRequest(null, errors);
+      return errors.field('least_request_lb_config', () =>
+        leastRequest(config.choiceCount, errors),
+      );
+    }
+    default:
+      errors.addAt(
+        'lb_policy',
+        `unsupported value ${Cluster_LbPolicy[cluster.lbPolicy] ?? cluster.lbPolicy}`,
+      );
+      return undefined;
+  }
+}
+
+/** Marks a policy entry that gRPC does not know: A52 says try the next one. */
+const SKIP = Symbol('skip');
+
+/** A52: the first supported entry wins; an error in that entry fails the whole list. */
+function convertPolicyList(
+  list: LoadBalancingPolicy,
+  depth: number,
+  errors: ValidationErrors,
+): LbPolicy | undefined {
+  if (depth >= MAX_LB_POLICY_DEPTH) {
+    errors.add(`exceeds maximum nesting depth ${MAX_LB_POLICY_DEPTH}`);
+    return undefined;
+  }
+  return errors.field('policies', () => {
+    for (let i = 0; i < list.policies.length; i++) {
+      const extension = list.policies[i]!.typedExtensionConfig;
+      const result = errors.index(i, () =>
+        errors.field('typed_extension_config', () => {
+          if (extension === null) {
+            errors.add('field not present');
+            return undefined;
+          }
+          const typed = extension.typedConfig;
+          if (typed === null) {
+            errors.addAt('typed_config', 'field not present');
+            return undefined;
+          }
+          return errors.field('typed_config', () => convertPolicy(typed, depth, errors));
+        }),
+      );
+      if (result !== SKIP) return result;
+    }
+    errors.add('no supported load balancing policy');
+    return undefined;
+  });
+}
+
+function convertPolicy(
+  typed: Any,
+  depth: number,
+  errors: ValidationErrors,
+): LbPolicy | undefined | typeof SKIP {
+  switch (typed.type_url) {
+    case POLICY_URL.roundRobin:
+      return ROUND_ROBIN;
+    case POLICY_URL.ringHash: {
+      const config = decodeAnyValue(
+        'envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash',
+        typed,
+        errors,
+      );
+      if (config === undefined) return undefined;
+      // DEFAULT_HASH is xxHash in Envoy, so it is accepted along with XX_HASH.
+      if (
+        config.hashFunction !== RingHash_HashFunction.XX_HASH &&
+        config.hashFunction !== RingHash_HashFunction.DEFAULT_HASH
+      ) {
+        errors.addAt(
+          'hash_function',
+          `unsupported value ${RingHash_HashFunction[config.hashFunction] ?? config.hashFunction}`,
+        );
+      }
+      return ringHash(config.minimumRingSize, config.maximumRingSize, errors);
+    }
+    case POLICY_URL.leastRequest: {
+      const config = decodeAnyValue(
+        'envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest',
+        typed,
+        errors,
+      );
+      return config === undefined ? undefined : leastRequest(config.choiceCount, errors);
+    }
+    case POLICY_URL.pickFirst: {
+      const config = decodeAnyValue(
+        'envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst',
+        typed,
+        errors,
+      );
+      if (config === undefined) return undefined;
+      return Object.freeze({ name: 'pick_first', shuffleAddressList: config.shuffleAddressList });
+    }
+    case POLICY_URL.wrrLocality: {
+      const config = decodeAnyValue(
+        'envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality',
+        typed,
+        errors,
+      );
+      if (config === undefined) return undefined;
+      const inner = config.endpointPickingPolicy;
+      if (inner === null) {
+        errors.addAt('endpoint_picking_policy', 'field not present');
+        return undefined;
+      }
+      const child = errors.field('endpoint_picking_policy', () =>
+        convertPolicyList(inner, depth + 1, errors),
+      );
+      return child === undefined ? undefined : Object.freeze({ name: 'wrr_locality', child });
+    }
+    default:
+      // Includes xds.type.v3.TypedStruct / udpa.type.v1.TypedStruct: custom policies are not
+      // supported by this library, so they are skipped like any unknown type.
+      return SKIP;
+  }
+}
+
+function ringHash(
+  min: UInt64Value | null,
+  max: UInt64Value | null,
+  errors: ValidationErrors,
+): LbPolicy | undefined {
+  const before = errors.count;
+  const maxRingSize = max === null ? RING_SIZE_LIMIT : int64ToNumber(max.value);
+  const minRingSize = min === null ? DEFAULT_MIN_RING_SIZE : int64ToNumber(min.value);
+  const range = `must be in range [1, ${RING_SIZE_LIMIT}]`;
+  const maxOk = maxRingSize >= 1 && maxRingSize <= RING_SIZE_LIMIT;
+  if (!maxOk) errors.addAt('maximum_ring_size', range);
+  if (minRingSize < 1 || minRingSize > RING_SIZE_LIMIT) errors.addAt('minimum_ring_size', range);
+  else if (maxOk && minRingSize > maxRingSize) {
+    errors.addAt('minimum_ring_size', 'must not exceed maximum_ring_size');
+  }
+  if (errors.count !== before) return undefined;
+  return Object.freeze({ name: 'ring_hash', minRingSize, maxRingSize });
+}
+
+function leastRequest(
+  choiceCount: UInt32Value | null,
+  errors: ValidationErrors,
+): LbPolicy | undefined {
+  const count = choiceCount === null ? DEFAULT_CHOICE_COUNT : choiceCount.value;
+  if (count < 2) {
+    errors.addAt('choice_count', 'must be greater than 1');
+    return undefined;
+  }
+  return Object.freeze({ name: 'least_request', choiceCount: Math.min(count, MAX_CHOICE_COUNT) });
+}

@@ -1,0 +1,211 @@
+// `transport_socket` (gRFC A29): only an UpstreamTlsContext whose certificates come from
+// certificate provider instances is supported. Anything gRPC cannot honour is rejected rather
+// than ignored, because ignoring a security setting would silently weaken the connection.
+import type {
+  CertificateProviderPluginInstance,
+  CertificateValidationContext,
+  CommonTlsContext,
+  StringMatcher,
+  TransportSocket,
+} from '../../generated/protos';
+import type { ValidationErrors } from '../validation-errors';
+import { decodeAnyValue, typeUrlOf } from './any';
+import type {
+  CertificateProviderInstance,
+  SubjectAltNameMatcher,
+  UpstreamTlsConfig,
+} from './update';
+
+const UPSTREAM_TLS_CONTEXT_URL = typeUrlOf(
+  'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+);
+const NOT_SUPPORTED = 'field not supported';
+
+/** The TLS settings, or undefined after recording errors. */
+export function upstreamTls(
+  socket: TransportSocket,
+  errors: ValidationErrors,
+): UpstreamTlsConfig | undefined {
+  const typed = socket.typedConfig;
+  if (typed === null) {
+    errors.addAt('typed_config', 'field not present');
+    return undefined;
+  }
+  return errors.field('typed_config', () => {
+    if (typed.type_url !== UPSTREAM_TLS_CONTEXT_URL) {
+      errors.addAt('type_url', `unsupported value ${typed.type_url}`);
+      return undefined;
+    }
+    const context = decodeAnyValue(
+      'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+      typed,
+      errors,
+    );
+    if (context === undefined) return undefined;
+    const common = context.commonTlsContext;
+    if (common === null) {
+      errors.addAt('common_tls_context', 'field not present');
+      return undefined;
+    }
+    return errors.field('common_tls_context', () => commonTlsContext(common, errors));
+  });
+}
+
+function commonTlsContext(
+  common: CommonTlsContext,
+  errors: ValidationErrors,
+): UpstreamTlsConfig | undefined {
+  const before = errors.count;
+  if (common.customHandshaker !== null) errors.addAt('custom_handshaker', NOT_SUPPORTED);
+
+  let identityCertificateProvider: CertificateProviderInstance | undefined;
+  const identity = common.tlsCertificateProviderInstance;
+  if (identity !== null) {
+    identityCertificateProvider = errors.field('tls_certificate_provider_instance', () =>
+      providerInstance(identity, errors),
+    );
+  } else {
+    // Certificates given any other way cannot be loaded by gRPC: using none instead would
+    // turn the intended mTLS into server-only TLS.
+    if (common.tlsCertificates.length > 0) errors.addAt('tls_certificates', NOT_SUPPORTED);
+    if (common.tlsCertificateSdsSecretConfigs.length > 0) {
+      errors.addAt('tls_certificate_sds_secret_configs', NOT_SUPPORTED);
+    }
+  }
+
+  let validation: Validation | undefined;
+  switch (common.validationContextType) {
+    case 'validationContext': {
+      const context = common.validationContext!;
+      validation = errors.field('validation_context', () => validationContext(context, errors));
+      break;
+    }
+    case 'combinedValidationContext': {
+      const combined = common.combinedValidationContext!;
+      validation = errors.field('combined_validation_context', () => {
+        const context = combined.defaultValidationContext;
+        if (context === null) {
+          errors.addAt('default_validation_context', 'field not present');
+          return undefined;
+        }
+        return errors.field('default_validation_context', () => validationContext(context, errors));
+      });
+      break;
+    }
+    case 'validationContextSdsSecretConfig':
+      errors.addAt('validation_context_sds_secret_config', NOT_SUPPORTED);
+      break;
+    case 'validationContextCertificateProviderInstance':
+      // The deprecated pre-A29 field; grpc-go still reads it, we do not (see the docs).
+      errors.addAt('validation_context_certificate_provider_instance', NOT_SUPPORTED);
+      break;
+    default:
+      // A client must be able to verify the server: no CA means no TLS.
+      errors.addAt('validation_context', 'field not present');
+  }
+  if (errors.count !== before || validation === undefined) return undefined;
+  return Object.freeze({ ...validation, identityCertificateProvider });
+}
+
+type Validation = Omit<UpstreamTlsConfig, 'identityCertificateProvider'>;
+
+function validationContext(
+  context: CertificateValidationContext,
+  errors: ValidationErrors,
+): Validation | undefined {
+  const before = errors.count;
+  // Each of these asks for a check gRPC does not implement; dropping it would accept peers the
+  // control plane meant to refuse.
+  if (context.verifyCertificateSpki.length > 0)
+    errors.addAt('verify_certificate_spki', NOT_SUPPORTED);
+  if (context.verifyCertificateHash.length > 0)
+    errors.addAt('verify_certificate_hash', NOT_SUPPORTED);
+  if (context.requireSignedCertificateTimestamp?.value === true) {
+    errors.addAt('require_signed_certificate_timestamp', NOT_SUPPORTED);
+  }
+  if (context.crl !== null) errors.addAt('crl', NOT_SUPPORTED);
+  if (context.customValidatorConfig !== null)
+    errors.addAt('custom_validator_config', NOT_SUPPORTED);
+  if (context.matchTypedSubjectAltNames.length > 0) {
+    errors.addAt('match_typed_subject_alt_names', NOT_SUPPORTED);
+  }
+
+  let rootCertificateProvider: CertificateProviderInstance | undefined;
+  let useSystemRootCerts = false;
+  const ca = context.caCertificateProviderInstance;
+  if (ca !== null) {
+    rootCertificateProvider = errors.field('ca_certificate_provider_instance', () =>
+      providerInstance(ca, errors),
+    );
+  } else if (context.systemRootCerts !== null) {
+    useSystemRootCerts = true;
+  } else {
+    errors.addAt('ca_certificate_provider_instance', 'field not present');
+  }
+
+  const matchers: SubjectAltNameMatcher[] = [];
+  errors.field('match_subject_alt_names', () => {
+    context.matchSubjectAltNames.forEach((matcher, i) => {
+      const parsed = errors.index(i, () => sanMatcher(matcher, errors));
+      if (parsed !== undefined) matchers.push(parsed);
+    });
+  });
+  if (errors.count !== before) return undefined;
+  return {
+    rootCertificateProvider,
+    useSystemRootCerts,
+    subjectAltNameMatchers: Object.freeze(matchers),
+  };
+}
+
+function providerInstance(
+  instance: CertificateProviderPluginInstance,
+  errors: ValidationErrors,
+): CertificateProviderInstance | undefined {
+  if (instance.instanceName === '') {
+    errors.addAt('instance_name', 'must be non-empty');
+    return undefined;
+  }
+  return Object.freeze({
+    instanceName: instance.instanceName,
+    certificateName: instance.certificateName,
+  });
+}
+
+function sanMatcher(
+  matcher: StringMatcher,
+  errors: ValidationErrors,
+): SubjectAltNameMatcher | undefined {
+  const ignoreCase = matcher.ignoreCase;
+  switch (matcher.matchPattern) {
+    case 'exact':
+      return Object.freeze({ type: 'exact', value: matcher.exact!, ignoreCase });
+    case 'prefix':
+    case 'suffix':
+    case 'contains': {
+      const type = matcher.matchPattern;
+      const value = matcher[type]!;
+      // An empty prefix, suffix or substring matches every SAN: almost surely a mistake.
+      if (value === '') {
+        errors.addAt(type, 'must be non-empty');
+        return undefined;
+      }
+      return Object.freeze({ type, value, ignoreCase });
+    }
+    case 'safeRegex': {
+      const regex = matcher.safeRegex!.regex;
+      try {
+        new RegExp(regex);
+      } catch {
+        errors.field('safe_regex', () =>
+          errors.addAt('regex', 'must be a valid regular expression'),
+        );
+        return undefined;
+      }
+      return Object.freeze({ type: 'safe_regex', regex, ignoreCase });
+    }
+    default:
+      errors.addAt('match_pattern', 'field not present');
+      return undefined;
+  }
+}

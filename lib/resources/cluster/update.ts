@@ -1,0 +1,135 @@
+// The validated, immutable form of an envoy.config.cluster.v3.Cluster. Watchers share one frozen
+// object, so every field is readonly and no protobufjs message leaks through.
+import type { XdsServerConfig } from '../../bootstrap';
+
+/**
+ * The load-balancing policy a cluster asks for, as gRPC would build it. The legacy `lb_policy`
+ * enum maps ROUND_ROBIN to `wrr_locality` over `round_robin` (what gRPC C-core and grpc-go do),
+ * RING_HASH to `ring_hash` and LEAST_REQUEST to `least_request`; `load_balancing_policy`
+ * (gRFC A52) maps its first supported entry, recursively for `wrr_locality`.
+ */
+export type LbPolicy =
+  | { readonly name: 'round_robin' }
+  | {
+      readonly name: 'ring_hash';
+      /** Default 1024; in [1, 8388608]. */
+      readonly minRingSize: number;
+      /** Default 8388608; in [1, 8388608] and >= minRingSize. */
+      readonly maxRingSize: number;
+    }
+  | {
+      readonly name: 'least_request';
+      /** Default 2; at least 2, values above 10 are clamped to 10 (gRFC A48). */
+      readonly choiceCount: number;
+    }
+  | { readonly name: 'pick_first'; readonly shuffleAddressList: boolean }
+  | {
+      /** Weighted round robin across localities, `child` within each locality. */
+      readonly name: 'wrr_locality';
+      readonly child: LbPolicy;
+    };
+
+/** gRFC A50, with the xDS defaults filled in. */
+export interface OutlierDetection {
+  /** Default 10000. */
+  readonly intervalMs: number;
+  /** Default 30000. */
+  readonly baseEjectionTimeMs: number;
+  /** Default 300000. */
+  readonly maxEjectionTimeMs: number;
+  /** Percent, in [0, 100]; default 10. */
+  readonly maxEjectionPercent: number;
+  /** Undefined when `enforcing_success_rate` is 0. */
+  readonly successRateEjection: SuccessRateEjection | undefined;
+  /** Undefined unless `enforcing_failure_percentage` is set and not 0. */
+  readonly failurePercentageEjection: FailurePercentageEjection | undefined;
+}
+
+export interface SuccessRateEjection {
+  /** Default 1900 (the ejection threshold is mean - stdev * stdevFactor / 1000). */
+  readonly stdevFactor: number;
+  /** Percent, in [0, 100]; default 100. */
+  readonly enforcementPercentage: number;
+  /** Default 5. */
+  readonly minimumHosts: number;
+  /** Default 100. */
+  readonly requestVolume: number;
+}
+
+export interface FailurePercentageEjection {
+  /** Percent, in [0, 100]; default 85. */
+  readonly threshold: number;
+  /** Percent, in [1, 100]. */
+  readonly enforcementPercentage: number;
+  /** Default 5. */
+  readonly minimumHosts: number;
+  /** Default 50. */
+  readonly requestVolume: number;
+}
+
+/** A certificate provider named in the bootstrap's `certificate_providers` (gRFC A29). */
+export interface CertificateProviderInstance {
+  readonly instanceName: string;
+  /** Opaque to us; passed to the provider. May be empty. */
+  readonly certificateName: string;
+}
+
+/** One `match_subject_alt_names` entry: the peer certificate must have a SAN that matches. */
+export type SubjectAltNameMatcher = {
+  readonly ignoreCase: boolean;
+} & (
+  | { readonly type: 'exact' | 'prefix' | 'suffix' | 'contains'; readonly value: string }
+  | { readonly type: 'safe_regex'; readonly regex: string }
+);
+
+/** The cluster's UpstreamTlsContext (gRFC A29): present means "use TLS". */
+export interface UpstreamTlsConfig {
+  /** Where trusted CA certificates come from; undefined when `useSystemRootCerts`. */
+  readonly rootCertificateProvider: CertificateProviderInstance | undefined;
+  /** `system_root_certs` was set and no CA provider was (gRFC A82). */
+  readonly useSystemRootCerts: boolean;
+  /** The client's own certificate (mTLS); undefined for server-authenticated TLS only. */
+  readonly identityCertificateProvider: CertificateProviderInstance | undefined;
+  /** Empty means any SAN is accepted. */
+  readonly subjectAltNameMatchers: readonly SubjectAltNameMatcher[];
+}
+
+interface ClusterUpdateBase {
+  readonly name: string;
+  /**
+   * Where to report load (LRS): `lrs_server: {self: {}}` means the xDS server that sent this
+   * cluster. Undefined: no load reporting.
+   */
+  readonly lrsServer: XdsServerConfig | undefined;
+  /** `circuit_breakers`: the first DEFAULT-priority threshold's `max_requests`; default 1024. */
+  readonly maxConcurrentRequests: number;
+  readonly lbPolicy: LbPolicy;
+  /** Undefined: outlier detection is off. */
+  readonly outlierDetection: OutlierDetection | undefined;
+  /** Undefined: plaintext (no `transport_socket`). */
+  readonly security: UpstreamTlsConfig | undefined;
+}
+
+export interface EdsClusterUpdate extends ClusterUpdateBase {
+  readonly type: 'EDS';
+  /** The ClusterLoadAssignment to watch; undefined means the cluster's own name. */
+  readonly edsServiceName: string | undefined;
+}
+
+export interface LogicalDnsClusterUpdate extends ClusterUpdateBase {
+  readonly type: 'LOGICAL_DNS';
+  /** `host:port` (IPv6 literals in brackets), to resolve with DNS (gRFC A37). */
+  readonly dnsHostname: string;
+}
+
+export interface AggregateClusterUpdate extends ClusterUpdateBase {
+  readonly type: 'AGGREGATE';
+  /** Child cluster names, highest priority first; never empty (gRFC A37). */
+  readonly prioritizedClusterNames: readonly string[];
+}
+
+/** A validated Cluster. Narrow on `type` to reach the variant's fields. */
+export type ClusterUpdate = EdsClusterUpdate | LogicalDnsClusterUpdate | AggregateClusterUpdate;
+
+/** The `max_requests` used when a cluster sets none (gRPC's default). */
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 1024;

@@ -1,0 +1,270 @@
+// envoy.config.endpoint.v3.ClusterLoadAssignment -> EndpointUpdate, or every problem found
+// (gRFC A27, A61). One pass records all errors under snake_case field paths; the update is built
+// only when there are none. Rules and sources: docs/resources/endpoint.md.
+import { isIP } from 'node:net';
+import type {
+  Address,
+  ClusterLoadAssignment,
+  ClusterLoadAssignment_Policy_DropOverload,
+  LbEndpoint as LbEndpointProto,
+  LocalityLbEndpoints,
+} from '../../generated/protos';
+import type { ValidationErrors } from '../validation-errors';
+import type {
+  DropOverload,
+  EndpointAddress,
+  EndpointHealthStatus,
+  EndpointUpdate,
+  LbEndpoint,
+  LocalityEndpoints,
+  LocalityName,
+} from './update';
+
+const UINT32_MAX = 4_294_967_295;
+const MILLION = 1_000_000;
+
+/** Indexed by the HealthStatus enum value. */
+const HEALTH_STATUSES: readonly EndpointHealthStatus[] = [
+  'UNKNOWN',
+  'HEALTHY',
+  'UNHEALTHY',
+  'DRAINING',
+  'TIMEOUT',
+  'DEGRADED',
+];
+
+/** FractionalPercent.DenominatorType -> the factor that turns a numerator into per-million. */
+const PER_MILLION_FACTOR: readonly number[] = [10_000, 100, 1];
+
+interface PriorityState {
+  readonly localities: LocalityEndpoints[];
+  readonly names: Set<string>;
+  weight: number;
+}
+
+/** Validates a decoded ClusterLoadAssignment: a frozen update, or undefined after errors. */
+export function validateEndpoints(
+  assignment: ClusterLoadAssignment,
+  errors: ValidationErrors,
+): EndpointUpdate | undefined {
+  if (assignment.clusterName === '') errors.addAt('cluster_name', 'must be non-empty');
+  const priorities = new Map<number, PriorityState>();
+  // Every address of every endpoint, canonical `ip:port`: a duplicate anywhere is an error.
+  const seen = new Set<string>();
+  errors.field('endpoints', () => {
+    assignment.endpoints.forEach((proto, i) =>
+      errors.index(i, () => addLocality(proto, priorities, seen, errors)),
+    );
+    // Contiguous from 0: with n distinct priorities, 0..n-1 must all be present. Only the
+    // first gap is named; a huge priority number must not make us list millions.
+    for (let p = 0; p < priorities.size; p++) {
+      if (!priorities.has(p)) {
+        errors.add(`missing priority ${p}`);
+        break;
+      }
+    }
+    for (const [p, state] of [...priorities].sort((a, b) => a[0] - b[0])) {
+      if (state.weight > UINT32_MAX) {
+        errors.add(`sum of locality weights in priority ${p} exceeds ${UINT32_MAX}`);
+      }
+    }
+  });
+  const dropOverloads: DropOverload[] = [];
+  const policy = assignment.policy;
+  if (policy !== null) {
+    errors.field('policy', () =>
+      errors.field('drop_overloads', () =>
+        policy.dropOverloads.forEach((proto, i) => {
+          const drop = errors.index(i, () => dropOverload(proto, errors));
+          if (drop !== undefined) dropOverloads.push(drop);
+        }),
+      ),
+    );
+  }
+  if (!errors.isEmpty) return undefined;
+  const ordered: (readonly LocalityEndpoints[])[] = [];
+  for (let p = 0; p < priorities.size; p++) {
+    ordered.push(Object.freeze(priorities.get(p)!.localities));
+  }
+  return Object.freeze({
+    clusterName: assignment.clusterName,
+    priorities: Object.freeze(ordered),
+    dropOverloads: Object.freeze(dropOverloads),
+  });
+}
+
+function addLocality(
+  proto: LocalityLbEndpoints,
+  priorities: Map<number, PriorityState>,
+  seen: Set<string>,
+  errors: ValidationErrors,
+): void {
+  // grpc-go rejects a missing locality even when its weight is 0 (C-core drops it first).
+  if (proto.locality === null) {
+    errors.addAt('locality', 'field not present');
+    return;
+  }
+  // A27: a locality without weight, or with weight 0, gets no traffic: drop it, silently.
+  const weight = proto.loadBalancingWeight?.value ?? 0;
+  if (weight === 0) return;
+
+  let state = priorities.get(proto.priority);
+  if (state === undefined) {
+    state = { localities: [], names: new Set(), weight: 0 };
+    priorities.set(proto.priority, state);
+  }
+  // Counted even when the locality is invalid, so its priority is not also reported missing.
+  state.weight += weight;
+  const locality: LocalityName = Object.freeze({
+    region: proto.locality.region,
+    zone: proto.locality.zone,
+    subZone: proto.locality.subZone,
+  });
+  const before = errors.count;
+  const endpoints = errors.field('lb_endpoints', () =>
+    lbEndpoints(proto.lbEndpoints, seen, errors),
+  );
+  const key = JSON.stringify([locality.region, locality.zone, locality.subZone]);
+  if (state.names.has(key)) {
+    errors.add(
+      `duplicate locality {region="${locality.region}", zone="${locality.zone}", ` +
+        `sub_zone="${locality.subZone}"} in priority ${proto.priority}`,
+    );
+    return;
+  }
+  state.names.add(key);
+  if (errors.count !== before) return;
+  state.localities.push(Object.freeze({ locality, weight, endpoints }));
+}
+
+function lbEndpoints(
+  protos: readonly LbEndpointProto[],
+  seen: Set<string>,
+  errors: ValidationErrors,
+): readonly LbEndpoint[] {
+  const endpoints: LbEndpoint[] = [];
+  let totalWeight = 0;
+  protos.forEach((proto, j) => {
+    const endpoint = errors.index(j, () => lbEndpoint(proto, seen, errors));
+    if (endpoint === undefined) return;
+    endpoints.push(endpoint);
+    totalWeight += endpoint.weight;
+  });
+  // Endpoint weights feed a uint32 weighted picker in gRPC (grpc-go checks this sum).
+  if (totalWeight > UINT32_MAX) errors.add(`sum of endpoint weights exceeds ${UINT32_MAX}`);
+  return Object.freeze(endpoints);
+}
+
+function lbEndpoint(
+  proto: LbEndpointProto,
+  seen: Set<string>,
+  errors: ValidationErrors,
+): LbEndpoint | undefined {
+  // A status newer than our protos: ignore the endpoint as C-core does, rather than NACK a
+  // whole assignment a newer control plane considers valid.
+  const healthStatus = HEALTH_STATUSES[proto.healthStatus];
+  if (healthStatus === undefined) return undefined;
+  const before = errors.count;
+  let weight = 1;
+  if (proto.loadBalancingWeight !== null) {
+    weight = proto.loadBalancingWeight.value;
+    if (weight === 0) errors.addAt('load_balancing_weight', 'must be greater than 0');
+  }
+  const endpoint = proto.endpoint;
+  if (endpoint === null) {
+    errors.addAt('endpoint', 'field not present');
+    return undefined;
+  }
+  return errors.field('endpoint', () => {
+    const primary = errors.field('address', () => socketAddress(endpoint.address, seen, errors));
+    const additional: EndpointAddress[] = [];
+    errors.field('additional_addresses', () =>
+      endpoint.additionalAddresses.forEach((extra, k) =>
+        errors.index(k, () => {
+          const parsed = errors.field('address', () => socketAddress(extra.address, seen, errors));
+          if (parsed !== undefined) additional.push(parsed);
+        }),
+      ),
+    );
+    if (errors.count !== before || primary === undefined) return undefined;
+    const result: {
+      -readonly [K in keyof LbEndpoint]: LbEndpoint[K];
+    } = { address: primary.address, port: primary.port, healthStatus, weight };
+    if (endpoint.hostname !== '') result.hostname = endpoint.hostname;
+    if (additional.length > 0) result.additionalAddresses = Object.freeze(additional);
+    return Object.freeze(result);
+  });
+}
+
+/** Validates `address` at the current path and claims it in `seen`. */
+function socketAddress(
+  address: Address | null,
+  seen: Set<string>,
+  errors: ValidationErrors,
+): EndpointAddress | undefined {
+  if (address === null) {
+    errors.add('field not present');
+    return undefined;
+  }
+  const socket = address.socketAddress;
+  if (socket === null) {
+    errors.addAt('socket_address', 'field not present');
+    return undefined;
+  }
+  const parsed = errors.field('socket_address', (): EndpointAddress | undefined => {
+    const before = errors.count;
+    // gRPC connects to EDS endpoints directly: an address must be an IP literal, not a name.
+    if (socket.address === '') errors.addAt('address', 'must be non-empty');
+    else if (isIP(socket.address) === 0) errors.addAt('address', 'must be an IP address');
+    // Read through the oneof case: protobufjs leaves an unset port_value at 0, not null.
+    const portKind = socket.portSpecifier;
+    const port = portKind === 'portValue' ? socket.portValue : null;
+    if (portKind === 'namedPort') errors.addAt('named_port', 'field not supported');
+    else if (port === null) errors.addAt('port_value', 'field not present');
+    else if (port < 1 || port > 65535) errors.addAt('port_value', 'must be in range [1, 65535]');
+    if (errors.count !== before || port === null) return undefined;
+    return Object.freeze({ address: socket.address, port });
+  });
+  if (parsed === undefined) return undefined;
+  const key = addressKey(parsed);
+  if (seen.has(key)) {
+    errors.add(`duplicate address ${key}`);
+    return undefined;
+  }
+  seen.add(key);
+  return parsed;
+}
+
+/** `ip:port`, IPv6 in canonical form so `::1` and `0:0::1` collide as they would on a socket. */
+function addressKey({ address, port }: EndpointAddress): string {
+  if (isIP(address) !== 6) return `${address}:${port}`;
+  try {
+    return `${new URL(`http://[${address}]/`).hostname}:${port}`;
+  } catch {
+    // A zone ID (fe80::1%eth0) is not URL syntax; compare it as written.
+    return `[${address.toLowerCase()}]:${port}`;
+  }
+}
+
+function dropOverload(
+  proto: ClusterLoadAssignment_Policy_DropOverload,
+  errors: ValidationErrors,
+): DropOverload | undefined {
+  const before = errors.count;
+  if (proto.category === '') errors.addAt('category', 'must be non-empty');
+  const percentage = proto.dropPercentage;
+  if (percentage === null) {
+    errors.addAt('drop_percentage', 'field not present');
+    return undefined;
+  }
+  const factor = PER_MILLION_FACTOR[percentage.denominator];
+  if (factor === undefined) {
+    errors.field('drop_percentage', () =>
+      errors.addAt('denominator', `unsupported value ${percentage.denominator}`),
+    );
+  }
+  if (errors.count !== before || factor === undefined) return undefined;
+  // Computed in float, not uint32 as in C-core, so a large numerator cannot wrap below the cap.
+  const requestsPerMillion = Math.min(percentage.numerator * factor, MILLION);
+  return Object.freeze({ category: proto.category, requestsPerMillion });
+}

@@ -1,0 +1,28 @@
+// The Listener resource type (LDS, client side): what the client core needs to decode it.
+import { messageCodec } from '../../codec';
+import { decodeAndValidate, peekNameField } from '../common';
+import type { ResourceType } from '../resource-type';
+import type { ListenerUpdate } from './update';
+import { validateListener } from './validate';
+
+export type { HttpConnectionManagerConfig, HttpFilterConfig, ListenerUpdate } from './update';
+export type * from '../route-config/update';
+export { findVirtualHost } from '../route-config/virtual-host-matching';
+
+const codec = messageCodec('envoy.config.listener.v3.Listener');
+
+export const listenerResourceType: ResourceType<ListenerUpdate> = {
+  typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+  typeName: 'Listener',
+  // LDS is state-of-the-world: a cached Listener missing from a response has been deleted.
+  allResourcesRequiredInSotW: true,
+  decode: (bytes) =>
+    decodeAndValidate(
+      'Listener',
+      bytes,
+      codec.decode,
+      (listener) => listener.name,
+      validateListener,
+    ),
+  peekName: peekNameField,
+};

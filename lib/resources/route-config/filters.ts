@@ -1,0 +1,153 @@
+// HTTP filter types this library knows, how a filter's Any is unwrapped, and validation of the
+// per-route filter overrides (`typed_per_filter_config`). The Listener validator uses the same
+// table for `http_filters`, so the two agree on what a filter type is.
+import { messageCodec, TYPE_URL_PREFIX, typeNameOfUrl } from '../../codec';
+import type { Any } from '../../generated/protos';
+import type { ValidationErrors } from '../validation-errors';
+
+export const ROUTER_FILTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
+const FAULT_FILTER_TYPE = 'envoy.extensions.filters.http.fault.v3.HTTPFault';
+const RBAC_FILTER_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBAC';
+const RBAC_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
+const FILTER_CONFIG_TYPE = 'envoy.config.route.v3.FilterConfig';
+const TYPED_STRUCT_TYPES = new Set(['xds.type.v3.TypedStruct', 'udpa.type.v1.TypedStruct']);
+
+export interface HttpFilterKind {
+  /** The terminal filter must be last in the chain, and only it may be last. */
+  readonly terminal: boolean;
+  /** Usable by a gRPC client (RBAC is server-side only, gRFC A41). */
+  readonly client: boolean;
+  /** The config type it accepts in `typed_per_filter_config`; none: overrides are an error. */
+  readonly overrideType?: string;
+}
+
+/**
+ * Known top-level filter config types. Only the router is applied by this library; fault (A33)
+ * and RBAC (A41) are recognised so that configurations every gRPC client accepts (Istio sends
+ * the fault filter to proxyless clients) are not NACKed. Their configs are not parsed: the
+ * consumer sees them in `httpFilters` and decides.
+ */
+export const HTTP_FILTER_KINDS: ReadonlyMap<string, HttpFilterKind> = new Map<
+  string,
+  HttpFilterKind
+>([
+  [ROUTER_FILTER_TYPE, { terminal: true, client: true }],
+  [FAULT_FILTER_TYPE, { terminal: false, client: true, overrideType: FAULT_FILTER_TYPE }],
+  [RBAC_FILTER_TYPE, { terminal: false, client: false, overrideType: RBAC_PER_ROUTE_TYPE }],
+]);
+
+/** Override config types, to the filter kind that accepts them. */
+const OVERRIDE_TYPES = new Map<string, HttpFilterKind>(
+  [...HTTP_FILTER_KINDS.values()].flatMap((k) => (k.overrideType ? [[k.overrideType, k]] : [])),
+);
+
+/** A filter config Any with any TypedStruct wrapper taken off. */
+export interface FilterExtension {
+  /** The message type name: `envoy.extensions.filters.http.router.v3.Router`. */
+  readonly typeName: string;
+  /** Canonical `type.googleapis.com/` URL of `typeName`. */
+  readonly typeUrl: string;
+  /** Serialized config; undefined when it came as a TypedStruct (a JSON-like Struct). */
+  readonly value: Uint8Array | undefined;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Reads a filter config Any at the current path, unwrapping xds.type.v3 / udpa.type.v1
+ * TypedStruct to the type it names (as gRPC does). Undefined, with an error, when unusable.
+ */
+export function extractFilterExtension(
+  any: Any,
+  errors: ValidationErrors,
+): FilterExtension | undefined {
+  const outer = typeNameOfUrl(any.type_url);
+  if (outer === '') {
+    errors.addAt('type_url', 'must be non-empty');
+    return undefined;
+  }
+  if (!TYPED_STRUCT_TYPES.has(outer)) {
+    return { typeName: outer, typeUrl: TYPE_URL_PREFIX + outer, value: any.value };
+  }
+  let inner: string;
+  try {
+    const codec = messageCodec(
+      outer === 'xds.type.v3.TypedStruct' ? 'xds.type.v3.TypedStruct' : 'udpa.type.v1.TypedStruct',
+    );
+    inner = typeNameOfUrl(codec.decode(any.value).typeUrl);
+  } catch (e) {
+    errors.add(`can't parse ${outer}: ${errorText(e)}`);
+    return undefined;
+  }
+  if (inner === '') {
+    errors.addAt('value.type_url', 'must be non-empty');
+    return undefined;
+  }
+  return { typeName: inner, typeUrl: TYPE_URL_PREFIX + inner, value: undefined };
+}
+
+/**
+ * Checks the router's own config (an empty message). Like C-core and grpc-go, a router given as
+ * a TypedStruct is refused: the router's config is never a JSON struct.
+ */
+export function validateRouterConfig(ext: FilterExtension, errors: ValidationErrors): void {
+  if (ext.value === undefined) {
+    errors.add(`unsupported value TypedStruct for ${ROUTER_FILTER_TYPE}`);
+    return;
+  }
+  try {
+    messageCodec('envoy.extensions.filters.http.router.v3.Router').decode(ext.value);
+  } catch (e) {
+    errors.add(`can't parse Router: ${errorText(e)}`);
+  }
+}
+
+function validateOverride(any: Any, errors: ValidationErrors): void {
+  let config: Any | null = any;
+  let optional = false;
+  if (typeNameOfUrl(any.type_url) === FILTER_CONFIG_TYPE) {
+    // FilterConfig wraps the real override and can mark it optional.
+    try {
+      const wrapper = messageCodec('envoy.config.route.v3.FilterConfig').decode(any.value);
+      config = wrapper.config;
+      optional = wrapper.isOptional;
+    } catch (e) {
+      errors.add(`can't parse FilterConfig: ${errorText(e)}`);
+      return;
+    }
+    if (!config) {
+      errors.addAt('config', 'field not present');
+      return;
+    }
+  }
+  const scoped = (fn: () => void) => (config === any ? fn() : errors.field('config', fn));
+  scoped(() => {
+    const ext = extractFilterExtension(config, errors);
+    if (!ext) return;
+    if (OVERRIDE_TYPES.has(ext.typeName)) return;
+    if (ext.typeName === ROUTER_FILTER_TYPE) {
+      errors.add('router filter does not support config override');
+    } else if (!optional) {
+      errors.add(`unsupported filter type ${ext.typeName}`);
+    }
+  });
+}
+
+/**
+ * Validates a `typed_per_filter_config` map (of a virtual host, route or weighted cluster) at
+ * the current path. Entries are scoped as `typed_per_filter_config[<filter name>]`. Nothing is
+ * returned: the only filters that accept overrides are ones this library does not apply.
+ */
+export function validateFilterOverrides(
+  overrides: { readonly [name: string]: Any },
+  errors: ValidationErrors,
+): void {
+  for (const [name, any] of Object.entries(overrides)) {
+    errors.field(`typed_per_filter_config[${name}]`, () => {
+      if (name === '') errors.add('filter name must be non-empty');
+      validateOverride(any, errors);
+    });
+  }
+}

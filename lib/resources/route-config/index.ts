@@ -1,0 +1,44 @@
+// The RouteConfiguration resource type (RDS): what the client core needs to decode it.
+import { messageCodec } from '../../codec';
+import { decodeAndValidate, peekNameField } from '../common';
+import type { ResourceType } from '../resource-type';
+import type { RouteConfigUpdate } from './update';
+import { validateRouteConfiguration } from './validate';
+
+export type {
+  ClusterAction,
+  ForwardingSettings,
+  HashPolicy,
+  HeaderMatch,
+  PathMatch,
+  RetryOnCode,
+  RetryPolicy,
+  Route,
+  RouteAction,
+  RouteConfigUpdate,
+  RouteMatch,
+  VirtualHost,
+  WeightedCluster,
+  WeightedClustersAction,
+} from './update';
+export { findVirtualHost, isValidDomainPattern } from './virtual-host-matching';
+export { compileSafeRegex } from './matchers';
+export { validateRouteConfiguration } from './validate';
+
+const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');
+
+export const routeConfigResourceType: ResourceType<RouteConfigUpdate> = {
+  typeUrl: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+  typeName: 'RouteConfiguration',
+  // RDS is not state-of-the-world complete: a missing RouteConfiguration is not a deletion.
+  allResourcesRequiredInSotW: false,
+  decode: (bytes) =>
+    decodeAndValidate(
+      'RouteConfiguration',
+      bytes,
+      codec.decode,
+      (config) => config.name,
+      validateRouteConfiguration,
+    ),
+  peekName: peekNameField,
+};

@@ -1,0 +1,213 @@
+// RouteMatch validation: path specifier, header matchers, runtime fraction, and the regex check
+// every `safe_regex` goes through.
+import {
+  FractionalPercent_DenominatorType,
+  type HeaderMatcher,
+  type RegexMatcher,
+  type RouteMatch as RouteMatchProto,
+  type StringMatcher,
+} from '../../generated/protos';
+import { int64ToNumber } from '../common';
+import type { ValidationErrors } from '../validation-errors';
+import type { HeaderMatch, PathMatch, RouteMatch } from './update';
+
+/**
+ * Constructs JavaScript accepts but RE2 (what Envoy and gRPC compile `safe_regex` with) refuses:
+ * lookaround and backreferences. A pattern using them would be NACKed by every other client, so
+ * it is NACKed here too instead of silently matching differently.
+ */
+function re2Unsupported(pattern: string): string | undefined {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? '';
+      if (!inClass && (/[1-9]/.test(next) || next === 'k')) {
+        return 'backreferences are not supported by RE2';
+      }
+      i++;
+    } else if (inClass) {
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      inClass = true;
+    } else if (c === '(' && /^\(\?(=|!|<=|<!)/.test(pattern.slice(i, i + 4))) {
+      return 'lookaround is not supported by RE2';
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Compiles an xDS `safe_regex` for full-string matching (RE2 semantics: the whole input must
+ * match). Returns an error text instead when the pattern is not acceptable. The validators use
+ * it, and so should whoever matches RPCs against a RouteConfigUpdate, so both agree.
+ */
+export function compileSafeRegex(
+  pattern: string,
+  ignoreCase = false,
+): { readonly regExp: RegExp } | { readonly error: string } {
+  const unsupported = re2Unsupported(pattern);
+  if (unsupported) return { error: unsupported };
+  const flags = ignoreCase ? 'i' : '';
+  try {
+    // Compiled alone first: inside the anchoring group, `a)|(b` would become valid.
+    new RegExp(pattern, flags);
+    return { regExp: new RegExp(`^(?:${pattern})$`, flags) };
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** Validates a RegexMatcher at the current path; returns its pattern, or undefined if invalid. */
+export function validateRegex(matcher: RegexMatcher, errors: ValidationErrors): string | undefined {
+  const compiled = compileSafeRegex(matcher.regex);
+  if ('error' in compiled) {
+    errors.addAt('regex', `invalid regex: ${compiled.error}`);
+    return undefined;
+  }
+  return matcher.regex;
+}
+
+/** Proto oneof member names in snake_case, for messages. */
+const PATH_SPECIFIER_NAMES: Record<string, string> = {
+  connectMatcher: 'connect_matcher',
+  pathSeparatedPrefix: 'path_separated_prefix',
+  pathMatchPolicy: 'path_match_policy',
+};
+
+function validatePath(match: RouteMatchProto, errors: ValidationErrors): PathMatch {
+  switch (match.pathSpecifier) {
+    case 'prefix':
+      return { type: 'prefix', prefix: match.prefix ?? '' };
+    case 'path':
+      return { type: 'path', path: match.path ?? '' };
+    case 'safeRegex': {
+      const regex = errors.field('safe_regex', () => validateRegex(match.safeRegex!, errors));
+      return { type: 'safe_regex', regex: regex ?? '' };
+    }
+    case undefined:
+      errors.addAt('path_specifier', 'field not present');
+      break;
+    default:
+      // gRPC C-core and grpc-go both NACK these rather than skip the route: skipping could let
+      // RPCs fall through to a later route the operator did not mean them to reach.
+      errors.addAt(
+        'path_specifier',
+        `unsupported value ${PATH_SPECIFIER_NAMES[match.pathSpecifier] ?? match.pathSpecifier}`,
+      );
+  }
+  return { type: 'prefix', prefix: '' };
+}
+
+function validateStringMatch(
+  name: string,
+  invert: boolean,
+  matcher: StringMatcher,
+  errors: ValidationErrors,
+): HeaderMatch | undefined {
+  const ignoreCase = matcher.ignoreCase;
+  switch (matcher.matchPattern) {
+    case 'exact':
+    case 'prefix':
+    case 'suffix':
+    case 'contains':
+      return {
+        name,
+        invert,
+        type: matcher.matchPattern,
+        value: matcher[matcher.matchPattern] ?? '',
+        ignoreCase,
+      };
+    case 'safeRegex': {
+      const regex = errors.field('safe_regex', () => validateRegex(matcher.safeRegex!, errors));
+      return regex === undefined ? undefined : { name, invert, type: 'safe_regex', regex };
+    }
+    default:
+      errors.addAt('match_pattern', 'field not present');
+      return undefined;
+  }
+}
+
+function validateHeader(header: HeaderMatcher, errors: ValidationErrors): HeaderMatch | undefined {
+  const name = header.name;
+  const invert = header.invertMatch;
+  if (name === '') errors.addAt('name', 'must be non-empty');
+  const plain = (type: 'exact' | 'prefix' | 'suffix' | 'contains', value: string | null) =>
+    ({ name, invert, type, value: value ?? '', ignoreCase: false }) as const;
+  switch (header.headerMatchSpecifier) {
+    case 'exactMatch':
+      return plain('exact', header.exactMatch);
+    case 'prefixMatch':
+      return plain('prefix', header.prefixMatch);
+    case 'suffixMatch':
+      return plain('suffix', header.suffixMatch);
+    case 'containsMatch':
+      return plain('contains', header.containsMatch);
+    case 'safeRegexMatch': {
+      const regex = errors.field('safe_regex_match', () =>
+        validateRegex(header.safeRegexMatch!, errors),
+      );
+      return regex === undefined ? undefined : { name, invert, type: 'safe_regex', regex };
+    }
+    case 'rangeMatch': {
+      const start = int64ToNumber(header.rangeMatch!.start);
+      const end = int64ToNumber(header.rangeMatch!.end);
+      // The range is half-open, so start == end could never match: a configuration mistake.
+      if (start >= end) errors.addAt('range_match', 'start must be less than end');
+      return { name, invert, type: 'range', start, end };
+    }
+    case 'presentMatch':
+      return { name, invert, type: 'present', present: header.presentMatch ?? false };
+    case 'stringMatch':
+      return errors.field('string_match', () =>
+        validateStringMatch(name, invert, header.stringMatch!, errors),
+      );
+    default:
+      errors.addAt('header_match_specifier', 'field not present');
+      return undefined;
+  }
+}
+
+const PER_MILLION: Record<number, number> = {
+  [FractionalPercent_DenominatorType.HUNDRED]: 10_000,
+  [FractionalPercent_DenominatorType.TEN_THOUSAND]: 100,
+  [FractionalPercent_DenominatorType.MILLION]: 1,
+};
+
+function validateRuntimeFraction(
+  match: RouteMatchProto,
+  errors: ValidationErrors,
+): number | undefined {
+  return errors.field('runtime_fraction', () => {
+    const fraction = match.runtimeFraction!.defaultValue;
+    // gRPC has no runtime, so default_value is the whole setting. Envoy requires it; C-core
+    // ignores its absence and grpc-go reads it as 0%, so NACK rather than guess.
+    if (!fraction) {
+      errors.addAt('default_value', 'field not present');
+      return undefined;
+    }
+    const factor = PER_MILLION[fraction.denominator];
+    if (factor === undefined) {
+      errors.addAt('default_value.denominator', `unsupported value ${fraction.denominator}`);
+      return undefined;
+    }
+    return Math.min(fraction.numerator * factor, 1_000_000);
+  });
+}
+
+/** Validates `match` (the caller has scoped to it and checked query_parameters). */
+export function validateRouteMatch(match: RouteMatchProto, errors: ValidationErrors): RouteMatch {
+  const path = validatePath(match, errors);
+  const headers: HeaderMatch[] = [];
+  match.headers.forEach((header, i) => {
+    const h = errors.field('headers', () => errors.index(i, () => validateHeader(header, errors)));
+    if (h) headers.push(Object.freeze(h));
+  });
+  const fraction = match.runtimeFraction ? validateRuntimeFraction(match, errors) : undefined;
+  return Object.freeze({
+    path: Object.freeze(path),
+    caseSensitive: match.caseSensitive?.value ?? true,
+    headers: Object.freeze(headers),
+    ...(fraction === undefined ? {} : { runtimeFractionPerMillion: fraction }),
+  });
+}

@@ -1,0 +1,140 @@
+// The validated, immutable form of a RouteConfiguration (gRFC A28), shared by every watcher.
+// Field-by-field meaning and defaults: docs/resources/route-config.md.
+
+export interface RouteConfigUpdate {
+  readonly name: string;
+  readonly virtualHosts: readonly VirtualHost[];
+}
+
+export interface VirtualHost {
+  readonly name: string;
+  /** Domain patterns as sent: `foo.com`, `*.foo.com`, `foo.*`, `*`. Never empty. */
+  readonly domains: readonly string[];
+  /** The usable routes, in order; the first whose `match` matches wins. */
+  readonly routes: readonly Route[];
+  /**
+   * Routes left out because gRPC cannot act on them: `query_parameters` matchers, or a cluster
+   * specifier other than `cluster`, `weighted_clusters` or a supported plugin. They can never
+   * match an RPC in gRPC, so dropping them changes nothing; the count is for debugging.
+   */
+  readonly skippedRoutes: number;
+  /** The virtual host's own retry policy; already applied to routes that have none. */
+  readonly retryPolicy?: RetryPolicy;
+}
+
+export interface Route {
+  /** `Route.name`, when set. */
+  readonly name?: string;
+  readonly match: RouteMatch;
+  readonly action: RouteAction;
+}
+
+export interface RouteMatch {
+  readonly path: PathMatch;
+  /** Applies to the path matcher only (default true). */
+  readonly caseSensitive: boolean;
+  /** All must match. */
+  readonly headers: readonly HeaderMatch[];
+  /**
+   * `runtime_fraction.default_value` in parts per million, capped at 1,000,000: the route is
+   * considered for that share of RPCs. Absent: always considered.
+   */
+  readonly runtimeFractionPerMillion?: number;
+}
+
+export type PathMatch =
+  | { readonly type: 'prefix'; readonly prefix: string }
+  | { readonly type: 'path'; readonly path: string }
+  /** The whole path must match `regex` (compile it with `compileSafeRegex`). */
+  | { readonly type: 'safe_regex'; readonly regex: string };
+
+/** A request-header condition; `invert` negates the result (A28, A63 `string_match`). */
+export type HeaderMatch = {
+  readonly name: string;
+  readonly invert: boolean;
+} & (
+  | {
+      readonly type: 'exact' | 'prefix' | 'suffix' | 'contains';
+      readonly value: string;
+      /** From `string_match.ignore_case`; the legacy `*_match` fields are case-sensitive. */
+      readonly ignoreCase: boolean;
+    }
+  | { readonly type: 'safe_regex'; readonly regex: string }
+  /** The header parses as an integer in [start, end). Exact up to 2^53. */
+  | { readonly type: 'range'; readonly start: number; readonly end: number }
+  /** The header is present (`present: true`) or absent (`present: false`). */
+  | { readonly type: 'present'; readonly present: boolean }
+);
+
+/** What to do with an RPC that matched. */
+export type RouteAction =
+  | ClusterAction
+  | WeightedClustersAction
+  /** Server-side only: a client fails RPCs that match it. */
+  | { readonly type: 'non_forwarding' }
+  /**
+   * An action gRPC does not implement (`redirect`, `direct_response`, `filter_action`, or none).
+   * The route is kept so that RPCs matching it fail, as gRPC does, rather than fall through to a
+   * later route.
+   */
+  | {
+      readonly type: 'unsupported';
+      readonly action: 'redirect' | 'direct_response' | 'filter_action' | 'unset';
+    };
+
+/** What every forwarding action carries besides its cluster(s). */
+export interface ForwardingSettings {
+  /**
+   * gRFC A31: `max_stream_duration.grpc_timeout_header_max` if set, else
+   * `max_stream_duration.max_stream_duration`. Present means it overrides the Listener's value;
+   * 0 means no limit.
+   */
+  readonly maxStreamDurationMs?: number;
+  /** gRFC A44: the route's retry policy, or else its virtual host's. */
+  readonly retryPolicy?: RetryPolicy;
+  /** gRFC A42: ring-hash inputs, in order. Unsupported kinds are left out. */
+  readonly hashPolicies: readonly HashPolicy[];
+}
+
+export interface ClusterAction extends ForwardingSettings {
+  readonly type: 'cluster';
+  /** Non-empty. */
+  readonly cluster: string;
+}
+
+export interface WeightedClustersAction extends ForwardingSettings {
+  readonly type: 'weighted_clusters';
+  /** Non-empty; zero-weight entries are left out; weights sum to 1 .. 2^32 - 1. */
+  readonly clusters: readonly WeightedCluster[];
+}
+
+export interface WeightedCluster {
+  readonly name: string;
+  readonly weight: number;
+}
+
+/** The gRPC status codes A44 lets `retry_on` name. */
+export type RetryOnCode =
+  'cancelled' | 'deadline-exceeded' | 'internal' | 'resource-exhausted' | 'unavailable';
+
+export interface RetryPolicy {
+  /** The supported codes named in `retry_on`, without duplicates; empty means never retry. */
+  readonly retryOn: readonly RetryOnCode[];
+  /** `num_retries`, at least 1 (default 1). */
+  readonly numRetries: number;
+  /** `retry_back_off.base_interval`, greater than 0 (default 25). */
+  readonly baseIntervalMs: number;
+  /** `retry_back_off.max_interval`, at least the base (default 10 × base). */
+  readonly maxIntervalMs: number;
+}
+
+export type HashPolicy =
+  | {
+      readonly type: 'header';
+      readonly headerName: string;
+      /** Rewrites the header value before hashing: every match of `regex` → `substitution`. */
+      readonly regexRewrite?: { readonly regex: string; readonly substitution: string };
+      readonly terminal: boolean;
+    }
+  /** `filter_state` with key `io.grpc.channel_id`: hash on the channel's identity. */
+  | { readonly type: 'channel_id'; readonly terminal: boolean };

@@ -1,0 +1,87 @@
+// A gRPC xDS bootstrap (gRFC A27, A47) as a plain object, in the snake_case of a bootstrap file,
+// so that what a test hands to XdsClient is exactly what a user would write.
+
+export interface BootstrapServerJson {
+  server_uri: string;
+  channel_creds: { type: string; config?: Record<string, unknown> }[];
+  server_features?: string[];
+}
+
+export interface BootstrapAuthorityJson {
+  xds_servers?: BootstrapServerJson[];
+  client_listener_resource_name_template?: string;
+}
+
+export interface BootstrapJson {
+  xds_servers: BootstrapServerJson[];
+  node: { id: string; cluster?: string };
+  authorities?: Record<string, BootstrapAuthorityJson>;
+  client_default_listener_resource_name_template?: string;
+}
+
+export interface AuthorityOptions {
+  /**
+   * Default: none, which gRFC A47 reads as "the top-level xds_servers", this server. To put
+   * an authority on another test server: `xdsServers: other.bootstrap().xds_servers`.
+   */
+  xdsServers?: readonly BootstrapServerJson[];
+  /** Default (A47): `xdstp://<authority>/envoy.config.listener.v3.Listener/%s`. */
+  clientListenerResourceNameTemplate?: string;
+}
+
+export interface BootstrapOptions {
+  /** Default 'test-node'. */
+  nodeId?: string;
+  nodeCluster?: string;
+  /** `server_features` of this server's entry, e.g. ['ignore_resource_deletion']. */
+  serverFeatures?: readonly string[];
+  /** Names (each with the defaults) or names with options. */
+  authorities?: readonly string[] | Readonly<Record<string, AuthorityOptions>>;
+  clientDefaultListenerResourceNameTemplate?: string;
+}
+
+const DEFAULT_NODE_ID = 'test-node';
+
+/** A fresh object on every call: tests may change it freely. */
+export function buildBootstrap(serverUri: string, options: BootstrapOptions = {}): BootstrapJson {
+  const server: BootstrapServerJson = {
+    server_uri: serverUri,
+    channel_creds: [{ type: 'insecure' }],
+  };
+  if (options.serverFeatures) server.server_features = [...options.serverFeatures];
+  const bootstrap: BootstrapJson = {
+    xds_servers: [server],
+    node: { id: options.nodeId ?? DEFAULT_NODE_ID },
+  };
+  if (options.nodeCluster !== undefined) bootstrap.node.cluster = options.nodeCluster;
+  if (options.authorities) bootstrap.authorities = buildAuthorities(options.authorities);
+  if (options.clientDefaultListenerResourceNameTemplate !== undefined) {
+    bootstrap.client_default_listener_resource_name_template =
+      options.clientDefaultListenerResourceNameTemplate;
+  }
+  return bootstrap;
+}
+
+function buildAuthorities(
+  authorities: readonly string[] | Readonly<Record<string, AuthorityOptions>>,
+): Record<string, BootstrapAuthorityJson> {
+  const entries: [string, AuthorityOptions][] = isNameList(authorities)
+    ? authorities.map((name) => [name, {}])
+    : Object.entries(authorities);
+  const out: Record<string, BootstrapAuthorityJson> = {};
+  for (const [name, options] of entries) {
+    const authority: BootstrapAuthorityJson = {};
+    if (options.xdsServers) authority.xds_servers = structuredClone([...options.xdsServers]);
+    if (options.clientListenerResourceNameTemplate !== undefined) {
+      authority.client_listener_resource_name_template = options.clientListenerResourceNameTemplate;
+    }
+    out[name] = authority;
+  }
+  return out;
+}
+
+function isNameList(
+  authorities: readonly string[] | Readonly<Record<string, AuthorityOptions>>,
+): authorities is readonly string[] {
+  return Array.isArray(authorities);
+}

@@ -1,0 +1,47 @@
+// xds-client/testing: a real ADS management server for tests, and helpers to describe its
+// resources. Everything exported here is public and documented in docs/testing.md.
+export {
+  ManagementServer,
+  ADS_METHOD_PATH,
+  type ManagementServerOptions,
+  type RawResource,
+  type RawResponse,
+  type StreamFault,
+} from './management-server';
+export type {
+  RecordedNode,
+  RecordedRequest,
+  RecordedResponse,
+  WaitForRequestOptions,
+  WaitOptions,
+} from './recorder';
+export type {
+  AuthorityOptions,
+  BootstrapAuthorityJson,
+  BootstrapJson,
+  BootstrapOptions,
+  BootstrapServerJson,
+} from './bootstrap-json';
+export type { ResourceInput, ResourceJson } from './resource-store';
+export { toMessageBytes, type EncodedResource, type ToMessageOptions } from './json-message';
+export {
+  CLUSTER_TYPE_URL,
+  ENDPOINT_TYPE_URL,
+  LISTENER_TYPE_URL,
+  ROUTE_TYPE_URL,
+  resolveTypeUrl,
+  type ResourceTypeAlias,
+  type ResourceTypeName,
+} from './resource-types';
+export {
+  aggregateCluster,
+  edsCluster,
+  endpoints,
+  listener,
+  logicalDnsCluster,
+  routeConfig,
+  type EdsClusterOptions,
+  type JsonObject,
+  type LocalityEndpoints,
+  type RouteConfigOptions,
+} from './resources';

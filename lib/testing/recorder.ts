@@ -1,0 +1,216 @@
+// What the server saw and sent, as plain frozen objects, and promises that wait on it with a
+// deadline: tests await the request they expect instead of sleeping.
+import type { DiscoveryRequest, Node, Struct, Value } from '../generated/protos';
+import { shortTypeName } from './resource-types';
+
+/** The node of a stream's first request (clients send it only there). */
+export interface RecordedNode {
+  readonly id: string;
+  readonly cluster: string;
+  readonly userAgentName: string;
+  readonly userAgentVersion: string;
+  readonly clientFeatures: readonly string[];
+  readonly locality?: { readonly region: string; readonly zone: string; readonly subZone: string };
+  /** google.protobuf.Struct as plain JSON. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+export interface RecordedRequest {
+  /** 1, 2, ... in the order streams were opened. */
+  readonly streamId: number;
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly resourceNames: readonly string[];
+  readonly responseNonce: string;
+  /** Present on a NACK only. */
+  readonly errorDetail?: { readonly code: number; readonly message: string };
+  readonly node?: RecordedNode | undefined;
+  /** `Date.now()` when it arrived. */
+  readonly receivedAt: number;
+}
+
+export interface RecordedResponse {
+  readonly streamId: number;
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly nonce: string;
+  /** The resources' names ('' where a crafted resource's name could not be read). */
+  readonly resourceNames: readonly string[];
+  readonly sentAt: number;
+}
+
+export interface WaitOptions {
+  /** Default 5000. */
+  timeoutMs?: number;
+}
+
+export interface WaitForRequestOptions extends WaitOptions {
+  /** Consider only requests at this index of `requests` or later (`server.requests.length`). */
+  after?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+/** How many recent requests a timeout error lists: enough context, not a wall of text. */
+const REQUESTS_IN_ERRORS = 8;
+
+export function recordRequest(streamId: number, request: DiscoveryRequest): RecordedRequest {
+  const recorded: {
+    -readonly [K in keyof RecordedRequest]: RecordedRequest[K];
+  } = {
+    streamId,
+    typeUrl: request.typeUrl,
+    versionInfo: request.versionInfo,
+    resourceNames: Object.freeze([...request.resourceNames]),
+    responseNonce: request.responseNonce,
+    receivedAt: Date.now(),
+  };
+  if (request.errorDetail) {
+    recorded.errorDetail = Object.freeze({
+      code: request.errorDetail.code,
+      message: request.errorDetail.message,
+    });
+  }
+  if (request.node) recorded.node = recordNode(request.node);
+  return Object.freeze(recorded);
+}
+
+function recordNode(node: Node): RecordedNode {
+  const recorded: { -readonly [K in keyof RecordedNode]: RecordedNode[K] } = {
+    id: node.id,
+    cluster: node.cluster,
+    userAgentName: node.userAgentName,
+    userAgentVersion: node.userAgentVersion ?? '',
+    clientFeatures: Object.freeze([...node.clientFeatures]),
+  };
+  if (node.locality) {
+    const { region, zone, subZone } = node.locality;
+    recorded.locality = Object.freeze({ region, zone, subZone });
+  }
+  if (node.metadata) recorded.metadata = structToJson(node.metadata);
+  return Object.freeze(recorded);
+}
+
+function structToJson(struct: Struct): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(struct.fields)) out[key] = valueToJson(value);
+  return out;
+}
+
+function valueToJson(value: Value): unknown {
+  if (value.structValue) return structToJson(value.structValue);
+  if (value.listValue) return value.listValue.values.map(valueToJson);
+  return value.stringValue ?? value.numberValue ?? value.boolValue ?? null;
+}
+
+/** One line per request, for error messages. */
+export function describeRequest(request: RecordedRequest, index: number): string {
+  const nack = request.errorDetail ? ` NACK(${request.errorDetail.message})` : '';
+  return (
+    `#${index} stream ${request.streamId} ${shortTypeName(request.typeUrl)} ` +
+    `version=${JSON.stringify(request.versionInfo)} nonce=${JSON.stringify(request.responseNonce)} ` +
+    `names=${JSON.stringify(request.resourceNames)}${nack}`
+  );
+}
+
+interface Pending {
+  /** Re-checks the condition; true when the waiter is done. */
+  readonly poll: () => boolean;
+  readonly fail: (error: Error) => void;
+}
+
+/**
+ * Condition waiters, re-checked whenever something is recorded. Every wait has a deadline, and
+ * close() rejects what is left so a test never hangs on a server that is gone.
+ */
+export class Waiters {
+  private readonly pending = new Set<Pending>();
+  private closedWith: Error | undefined;
+
+  /**
+   * Resolves with the first non-undefined result of `probe`, now or after a later notify().
+   * `describeTimeout` builds the rejection text only when it is needed.
+   */
+  wait<T>(
+    probe: () => T | undefined,
+    options: WaitOptions,
+    describeTimeout: (timeoutMs: number) => string,
+  ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    return new Promise<T>((resolve, reject) => {
+      // Set once the first poll has missed; read by the closures below.
+      const deadline: { timer?: NodeJS.Timeout } = {};
+      const entry: Pending = {
+        poll: () => {
+          let result: T | undefined;
+          try {
+            result = probe();
+          } catch (err) {
+            entry.fail(err instanceof Error ? err : new Error(String(err)));
+            return true;
+          }
+          if (result === undefined) return false;
+          this.pending.delete(entry);
+          clearTimeout(deadline.timer);
+          resolve(result);
+          return true;
+        },
+        fail: (error) => {
+          this.pending.delete(entry);
+          clearTimeout(deadline.timer);
+          reject(error);
+        },
+      };
+      if (entry.poll()) return;
+      if (this.closedWith) {
+        reject(this.closedWith);
+        return;
+      }
+      this.pending.add(entry);
+      deadline.timer = setTimeout(
+        () => entry.fail(new Error(describeTimeout(timeoutMs))),
+        timeoutMs,
+      );
+    });
+  }
+
+  notify(): void {
+    for (const entry of [...this.pending]) entry.poll();
+  }
+
+  /** Rejects every pending wait, and every later one that is not already satisfied. */
+  rejectAll(error: Error): void {
+    this.closedWith = error;
+    for (const entry of [...this.pending]) entry.fail(error);
+  }
+}
+
+/** waitForRequest's search: scans forward from where the last poll stopped. */
+export function requestProbe(
+  requests: readonly RecordedRequest[],
+  predicate: (request: RecordedRequest) => boolean,
+  after: number,
+): () => RecordedRequest | undefined {
+  let next = Math.max(0, after);
+  return () => {
+    for (; next < requests.length; next++) {
+      const request = requests[next];
+      if (request !== undefined && predicate(request)) return request;
+    }
+    return undefined;
+  };
+}
+
+export function requestTimeoutMessage(
+  requests: readonly RecordedRequest[],
+  after: number,
+  timeoutMs: number,
+): string {
+  const from = Math.max(after, requests.length - REQUESTS_IN_ERRORS);
+  const lines = requests.slice(from).map((r, i) => `  ${describeRequest(r, from + i)}`);
+  const scope = after > 0 ? ` at index ${after} or later` : '';
+  const seen =
+    lines.length === 0
+      ? `no request${scope} was received`
+      : `the last ${lines.length} of ${requests.length} requests:\n${lines.join('\n')}`;
+  return `waitForRequest: no matching request${scope} within ${timeoutMs} ms; ${seen}`;
+}

@@ -1,0 +1,138 @@
+// Small builders for the resources most tests need, as plain proto3 JSON (snake_case) to pass
+// to setResources. They return fresh objects: change a field to make a variant, e.g.
+// `{ ...edsCluster('A'), lb_policy: 'RING_HASH' }`.
+import { TYPE_URL_PREFIX } from '../codec';
+
+/** Proto3 JSON of one message. */
+export type JsonObject = { [key: string]: unknown };
+
+const HCM_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`;
+const ROUTER_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.filters.http.router.v3.Router`;
+const AGGREGATE_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.clusters.aggregate.v3.ClusterConfig`;
+
+/** "Fetch it over the same ADS stream": what gRPC clients require of RDS and EDS configs. */
+function adsConfigSource(): JsonObject {
+  return { ads: {}, resource_api_version: 'V3' };
+}
+
+/**
+ * A client-side Listener: an api_listener whose HttpConnectionManager takes its routes from
+ * RDS (`routeConfigName`, over ADS) and ends its filter chain with the router.
+ */
+export function listener(name: string, routeConfigName: string): JsonObject {
+  return {
+    name,
+    api_listener: {
+      api_listener: {
+        '@type': HCM_TYPE_URL,
+        rds: { route_config_name: routeConfigName, config_source: adsConfigSource() },
+        http_filters: [{ name: 'router', typed_config: { '@type': ROUTER_TYPE_URL } }],
+      },
+    },
+  };
+}
+
+export interface RouteConfigOptions {
+  /** Default ['*']. */
+  domains?: readonly string[];
+  /** Every request (prefix '') goes to this cluster. */
+  cluster: string;
+}
+
+/** One virtual host whose one route sends everything to `cluster`. */
+export function routeConfig(name: string, options: RouteConfigOptions): JsonObject {
+  return {
+    name,
+    virtual_hosts: [
+      {
+        name: `${name}-vhost`,
+        domains: [...(options.domains ?? ['*'])],
+        routes: [{ match: { prefix: '' }, route: { cluster: options.cluster } }],
+      },
+    ],
+  };
+}
+
+export interface EdsClusterOptions {
+  /** The EDS resource name, when it is not the cluster's name. */
+  serviceName?: string;
+}
+
+/** An EDS cluster, round robin, endpoints over ADS. */
+export function edsCluster(name: string, options: EdsClusterOptions = {}): JsonObject {
+  const edsConfig: JsonObject = { eds_config: adsConfigSource() };
+  if (options.serviceName !== undefined) edsConfig['service_name'] = options.serviceName;
+  return { name, type: 'EDS', eds_cluster_config: edsConfig, lb_policy: 'ROUND_ROBIN' };
+}
+
+/** A LOGICAL_DNS cluster (gRFC A37): one locality, one endpoint, `host:port` resolved by DNS. */
+export function logicalDnsCluster(name: string, host: string, port: number): JsonObject {
+  return {
+    name,
+    type: 'LOGICAL_DNS',
+    lb_policy: 'ROUND_ROBIN',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [{ lb_endpoints: [lbEndpoint(host, port)] }],
+    },
+  };
+}
+
+/** An aggregate cluster (gRFC A37) over `children`, in priority order. */
+export function aggregateCluster(name: string, children: readonly string[]): JsonObject {
+  return {
+    name,
+    cluster_type: {
+      name: 'envoy.clusters.aggregate',
+      typed_config: { '@type': AGGREGATE_TYPE_URL, clusters: [...children] },
+    },
+    lb_policy: 'ROUND_ROBIN',
+  };
+}
+
+export interface LocalityEndpoints {
+  /** Default 0 (the highest). */
+  priority?: number;
+  /** Default: the empty locality. */
+  locality?: { region?: string; zone?: string; subZone?: string };
+  /** Default 1: gRPC clients ignore localities without a weight. */
+  weight?: number;
+  /** 'host:port' or '[v6]:port'. */
+  addresses: readonly string[];
+}
+
+/** A ClusterLoadAssignment: one entry per locality. */
+export function endpoints(
+  clusterName: string,
+  localities: readonly LocalityEndpoints[],
+): JsonObject {
+  return {
+    cluster_name: clusterName,
+    endpoints: localities.map((entry) => {
+      // gRPC clients reject a locality entry without `locality` (C-core: "field not present").
+      const { region = '', zone = '', subZone = '' } = entry.locality ?? {};
+      return {
+        locality: { region, zone, sub_zone: subZone },
+        load_balancing_weight: entry.weight ?? 1,
+        priority: entry.priority ?? 0,
+        lb_endpoints: entry.addresses.map((address) => {
+          const { host, port } = splitHostPort(address);
+          return lbEndpoint(host, port);
+        }),
+      };
+    }),
+  };
+}
+
+function lbEndpoint(host: string, port: number): JsonObject {
+  return { endpoint: { address: { socket_address: { address: host, port_value: port } } } };
+}
+
+function splitHostPort(address: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(address);
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65535) {
+    throw new Error(`endpoints: address must be "host:port" or "[v6]:port", got "${address}"`);
+  }
+  return { host: match[1] ?? match[2] ?? '', port };
+}

@@ -1,0 +1,45 @@
+// Tracing in grpc-js's terms: GRPC_NODE_TRACE / GRPC_TRACE name the tracers (comma separated,
+// `all`, `-name` to exclude), and output goes through grpc-js's logger at DEBUG verbosity, so it
+// reaches the user's grpc-js logger. Call sites guard with `if (t.enabled)` so that a message
+// is never formatted while tracing is off.
+import { experimental, logVerbosity } from '@grpc/grpc-js';
+
+export interface Tracer {
+  readonly name: string;
+  readonly enabled: boolean;
+  log(text: string): void;
+}
+
+let enabledNames: { all: boolean; on: Set<string>; off: Set<string> } | undefined;
+
+function readTraceEnv(): { all: boolean; on: Set<string>; off: Set<string> } {
+  const spec = process.env.GRPC_NODE_TRACE ?? process.env.GRPC_TRACE ?? '';
+  const on = new Set<string>();
+  const off = new Set<string>();
+  let all = false;
+  for (const raw of spec.split(',')) {
+    const name = raw.trim();
+    if (!name) continue;
+    if (name === 'all') all = true;
+    else if (name.startsWith('-')) off.add(name.slice(1));
+    else on.add(name);
+  }
+  return { all, on, off };
+}
+
+export function tracer(name: string): Tracer {
+  enabledNames ??= readTraceEnv();
+  const enabled = !enabledNames.off.has(name) && (enabledNames.all || enabledNames.on.has(name));
+  return {
+    name,
+    enabled,
+    log(text: string) {
+      experimental.trace(logVerbosity.DEBUG, name, text);
+    },
+  };
+}
+
+/** Errors that must reach a person whatever the trace settings (a watcher that threw). */
+export function logError(text: string): void {
+  experimental.log(logVerbosity.ERROR, text);
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Runs every spec/**/*.spec.ts with node's test runner (TypeScript through tsx).
+//   node scripts/run-specs.js [filter...]   only files whose path contains a filter
+'use strict';
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+function specs(dir) {
+  const out = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...specs(full));
+    else if (entry.name.endsWith('.spec.ts')) out.push(full);
+  }
+  return out.sort();
+}
+
+const filters = process.argv.slice(2);
+const files = specs(path.join(__dirname, '..', 'spec'))
+  .map((f) => path.relative(process.cwd(), f))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+if (files.length === 0) {
+  console.error('no spec matched');
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=60000', ...files],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

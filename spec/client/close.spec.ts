@@ -1,0 +1,61 @@
+// close(): the stream, timers and watches end, and the process can exit.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+import { type ClusterUpdate } from '../../lib';
+import { edsCluster } from '../../lib/testing';
+import { startEnv, type Env } from '../helpers/env';
+import { RecordingWatcher } from '../helpers/recording-watcher';
+
+describe('close', () => {
+  let env: Env;
+  afterEach(() => env?.close());
+
+  it('close-ends-the-stream-and-watchers-hear-nothing-more', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    const missing = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    env.client.watchCluster('missing', missing);
+    await w.next('changed');
+    env.client.close();
+    env.client.close(); // idempotent
+    const deadline = Date.now() + 2000;
+    while (env.server.streamCount > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(env.server.streamCount, 0);
+    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'after-close' })]);
+    await w.expectNothing(700); // longer than the does-not-exist timer, which is gone too
+    await missing.expectNothing(0);
+    assert.throws(() => env.client.watchCluster('A', w), /closed/);
+  });
+
+  it('the-process-exits-by-itself-after-close', () => {
+    const script = `
+      const { XdsClient } = require('./lib');
+      const { ManagementServer, edsCluster } = require('./lib/testing');
+      (async () => {
+        const server = await ManagementServer.start();
+        server.setResources('cluster', [edsCluster('A')]);
+        const client = new XdsClient({ bootstrap: server.bootstrap({ nodeId: 'exit' }) });
+        await new Promise((resolve) => client.watchCluster('A', { onResourceChanged: resolve, onResourceError() {} }));
+        client.watchCluster('never', { onResourceChanged() {}, onResourceError() {} });
+        client.close();
+        await server.close();
+      })();
+    `;
+    const root = path.join(__dirname, '..', '..');
+    const started = Date.now();
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: root,
+      timeout: 10_000,
+      encoding: 'utf8',
+    });
+    assert.equal(result.signal, null, 'the process had to be killed: something kept it alive');
+    assert.equal(result.status, 0, result.stderr);
+    assert.ok(Date.now() - started < 10_000);
+  });
+});

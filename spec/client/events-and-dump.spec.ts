@@ -1,0 +1,95 @@
+// client.on(...) events and client.dump().
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { status, XdsClient, isXdsError, type ClusterUpdate } from '../../lib';
+import { edsCluster } from '../../lib/testing';
+import { TEST_BACKOFF } from '../helpers/constants';
+import { CDS, startEnv, type Env } from '../helpers/env';
+import { RecordingWatcher } from '../helpers/recording-watcher';
+
+describe('events and dump', () => {
+  let env: Env;
+  afterEach(() => env?.close());
+
+  it('emits-request-response-ack-nack-connected-disconnected', async () => {
+    env = await startEnv({ backoff: TEST_BACKOFF });
+    const seen: string[] = [];
+    let nackError = '';
+    let disconnectedHadResponse: boolean | undefined;
+    env.client.on('request', (e) => seen.push(`request ${e.resourceNames.join(',')}`));
+    env.client.on('response', (e) => seen.push(`response ${e.resourceCount}`));
+    env.client.on('ack', (e) => seen.push(`ack ${e.versionInfo}`));
+    env.client.on('nack', (e) => {
+      seen.push('nack');
+      nackError = e.error;
+    });
+    env.client.on('connected', () => seen.push('connected'));
+    env.client.on('disconnected', (e) => {
+      seen.push('disconnected');
+      disconnectedHadResponse = e.hadResponse;
+    });
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    await w.next('changed');
+    env.server.setResources('cluster', [{ name: 'A', type: 'STATIC' }]);
+    await w.next('ambient');
+    env.server.endStreams(status.UNAVAILABLE, 'bye');
+    await env.server.waitForStreams(2);
+    await env.server.waitForRequest((r) => r.streamId !== env.server.requests[0]!.streamId);
+    const v = env.server.responses[0]!.versionInfo;
+    assert.deepEqual(seen.slice(0, 7), [
+      'request A',
+      'connected',
+      'response 1',
+      `ack ${v}`,
+      'request A',
+      'response 1',
+      'nack',
+    ]);
+    assert.ok(seen.includes('disconnected'));
+    assert.equal(disconnectedHadResponse, true);
+    assert.match(nackError, /Cluster "A"/);
+  });
+
+  it('dump-reports-status-version-error-and-update-time-per-resource', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A'), { name: 'B', type: 'STATIC' }]);
+    const wa = new RecordingWatcher<ClusterUpdate>();
+    const wb = new RecordingWatcher<ClusterUpdate>();
+    const wc = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', wa);
+    env.client.watchCluster('B', wb);
+    assert.equal(
+      env.client.dump().every((d) => d.status === 'REQUESTED'),
+      true,
+    );
+    await wa.next('changed');
+    await wb.next('error');
+    env.client.watchCluster('C', wc);
+    await wc.next('error');
+    const [a, b, c] = env.client.dump();
+    assert.equal(a!.typeUrl, CDS);
+    assert.deepEqual([a!.name, a!.status, a!.cached, a!.watchers], ['A', 'ACKED', true, 1]);
+    assert.equal(a!.version, env.server.responses[0]!.versionInfo);
+    assert.ok(a!.updateTime instanceof Date);
+    assert.deepEqual([b!.name, b!.status, b!.cached], ['B', 'NACKED', false]);
+    assert.equal(b!.error?.code, status.INVALID_ARGUMENT);
+    assert.equal(b!.failedVersion, env.server.responses[0]!.versionInfo);
+    assert.deepEqual([c!.name, c!.status], ['C', 'DOES_NOT_EXIST']);
+    assert.equal(c!.error?.code, status.NOT_FOUND);
+  });
+
+  it('a-bad-bootstrap-fails-at-construction-naming-the-field', () => {
+    assert.throws(
+      () =>
+        new XdsClient({
+          bootstrap: { xds_servers: [{ server_uri: 'x:1', channel_creds: [{ type: 'foo' }] }] },
+        }),
+      (e: unknown) =>
+        isXdsError(e) &&
+        e.code === status.INVALID_ARGUMENT &&
+        e.message.includes('xds_servers[0].channel_creds: no supported type (got "foo")'),
+    );
+  });
+});

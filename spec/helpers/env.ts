@@ -1,0 +1,54 @@
+import { XdsClient, type XdsClientOptions } from '../../lib';
+import { ManagementServer } from '../../lib/testing';
+import { TEST_RESOURCE_TIMEOUT_MS } from './constants';
+
+export const CDS = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+export const EDS = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
+export const LDS = 'type.googleapis.com/envoy.config.listener.v3.Listener';
+export const RDS = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+
+export interface Env {
+  server: ManagementServer;
+  client: XdsClient;
+  /** Another client on the same server; closed with the env. */
+  newClient(options?: Partial<XdsClientOptions>): XdsClient;
+  close(): Promise<void>;
+}
+
+/** A real management server on 127.0.0.1 and a client bootstrapped to it. */
+export async function startEnv(
+  options: Partial<XdsClientOptions> & { serverFeatures?: string[] } = {},
+): Promise<Env> {
+  const server = await ManagementServer.start();
+  const clients: XdsClient[] = [];
+  const { serverFeatures, ...clientOptions } = options;
+  const newClient = (more: Partial<XdsClientOptions> = {}) => {
+    const c = new XdsClient({
+      bootstrap: server.bootstrap({ nodeId: 'spec-node', serverFeatures: serverFeatures ?? [] }),
+      resourceTimeoutMs: TEST_RESOURCE_TIMEOUT_MS,
+      ...clientOptions,
+      ...more,
+    });
+    clients.push(c);
+    return c;
+  };
+  const client = newClient();
+  return {
+    server,
+    client,
+    newClient,
+    async close() {
+      for (const c of clients) c.close();
+      await server.close();
+    },
+  };
+}
+
+/** Resolves once the client has answered (ACK or NACK) the server's latest response. */
+export async function settled(server: ManagementServer): Promise<void> {
+  const last = server.responses.at(-1);
+  if (!last) return;
+  await server.waitForRequest(
+    (r) => r.streamId === last.streamId && r.responseNonce === last.nonce,
+  );
+}

@@ -1,0 +1,122 @@
+// The ADS stream: one per server, every type on it, node once, subscriptions coalesced.
+//
+// 1. A client watches resources of several types; the server sees one stream.
+// 2. The node is on the first request of a stream only, and again on the next stream.
+// 3. Watches made in one tick, or inside callbacks, go out as one request per type.
+// 4. Watchers of one resource share a subscription; the last cancel removes it.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import type { ClusterUpdate, EndpointUpdate } from '../../lib';
+import { edsCluster, endpoints } from '../../lib/testing';
+import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';
+import { RecordingWatcher } from '../helpers/recording-watcher';
+
+describe('ADS stream', () => {
+  let env: Env;
+  afterEach(() => env?.close());
+
+  it('one-stream-per-server-all-types-multiplexed', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A')]);
+    env.server.setResources('endpoint', [endpoints('A', [{ addresses: ['127.0.0.1:8001'] }])]);
+    const cw = new RecordingWatcher<ClusterUpdate>();
+    const ew = new RecordingWatcher<EndpointUpdate>();
+    env.client.watchCluster('A', cw);
+    env.client.watchEndpoints('A', ew);
+    await cw.next('changed');
+    await ew.next('changed');
+    assert.equal(env.server.streamsOpened, 1);
+    const streams = new Set(env.server.requests.map((r) => r.streamId));
+    assert.equal(streams.size, 1);
+    assert.deepEqual(new Set(env.server.requests.map((r) => r.typeUrl)), new Set([CDS, EDS]));
+  });
+
+  it('node-sent-only-on-first-request-of-a-stream', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    await w.next('changed');
+    env.client.watchEndpoints('A', new RecordingWatcher());
+    await env.server.waitForRequest((r) => r.typeUrl === EDS);
+    const [first, ...rest] = env.server.requests;
+    assert.equal(first!.node?.id, 'spec-node');
+    assert.ok(first!.node?.clientFeatures.includes('envoy.lb.does_not_support_overprovisioning'));
+    assert.ok(rest.length >= 2);
+    for (const r of rest) assert.equal(r.node, undefined, 'node repeated on a later request');
+
+    // A new stream sends it again, on its first request only.
+    const mark = env.server.requests.length;
+    env.server.endStreams(14, 'restart');
+    await env.server.waitForStreams(2);
+    const again = await env.server.waitForRequest(() => true, { after: mark });
+    assert.equal(again.node?.id, 'spec-node');
+    await env.server.waitForRequest((r) => r.typeUrl === EDS, { after: mark });
+    const later = env.server.requests.slice(mark + 1);
+    for (const r of later) assert.equal(r.node, undefined);
+  });
+
+  it('same-tick-watches-coalesce-into-one-request-per-type', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B'), edsCluster('C')]);
+    const ws = ['A', 'B', 'C'].map(() => new RecordingWatcher<ClusterUpdate>());
+    ['A', 'B', 'C'].forEach((name, i) => env.client.watchCluster(name, ws[i]!));
+    for (const w of ws) await w.next('changed');
+    await settled(env.server);
+    const first = env.server.requests.filter((r) => r.typeUrl === CDS)[0]!;
+    assert.deepEqual([...first.resourceNames].sort(), ['A', 'B', 'C']);
+    // the initial request and the ACK: nothing per watch
+    assert.equal(env.server.requests.filter((r) => r.typeUrl === CDS).length, 2);
+  });
+
+  it('watches-started-inside-callbacks-ride-on-the-ack', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'A-eds' })]);
+    env.server.setResources('endpoint', [endpoints('A-eds', [{ addresses: ['127.0.0.1:8001'] }])]);
+    const ew = new RecordingWatcher<EndpointUpdate>();
+    env.client.watchCluster('A', {
+      onResourceChanged(cluster) {
+        if (cluster.type === 'EDS')
+          env.client.watchEndpoints(cluster.edsServiceName ?? cluster.name, ew);
+      },
+      onResourceError() {},
+    });
+    await ew.next('changed');
+    const ack = env.server.requests.findIndex((r) => r.typeUrl === CDS && r.responseNonce !== '');
+    const eds = env.server.requests.findIndex((r) => r.typeUrl === EDS);
+    assert.ok(ack >= 0 && eds >= 0);
+    // The EDS subscription was made inside the CDS callback and was sent in the same flush
+    // as the CDS ACK: the two requests are adjacent and nothing waited a tick between them.
+    assert.equal(Math.abs(eds - ack), 1);
+    assert.deepEqual(env.server.requests[eds]!.resourceNames, ['A-eds']);
+  });
+
+  it('watchers-of-one-resource-share-a-subscription-and-the-last-cancel-removes-it', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    const w1 = new RecordingWatcher<ClusterUpdate>();
+    const w2 = new RecordingWatcher<ClusterUpdate>();
+    const wb = new RecordingWatcher<ClusterUpdate>();
+    const h1 = env.client.watchCluster('A', w1);
+    const h2 = env.client.watchCluster('A', w2);
+    env.client.watchCluster('B', wb);
+    await w1.next('changed');
+    await w2.next('changed');
+    await wb.next('changed');
+    assert.deepEqual(env.server.requests[0]!.resourceNames, ['A', 'B']);
+    await settled(env.server);
+
+    const mark = env.server.requests.length;
+    h1.cancel();
+    await w2.expectNothing();
+    assert.equal(env.server.requests.length, mark, 'one cancel of two must not unsubscribe');
+    h2.cancel();
+    h2.cancel(); // idempotent
+    const r = await env.server.waitForRequest((q) => q.typeUrl === CDS, { after: mark });
+    assert.deepEqual(r.resourceNames, ['B']);
+    // and a cancelled watcher hears nothing more
+    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'x' }), edsCluster('B')]);
+    await w1.expectNothing();
+    await w2.expectNothing();
+  });
+});

@@ -1,0 +1,90 @@
+// State-of-the-world deletion.
+//
+// 1. A cached Cluster missing from a CDS response is deleted: NOT_FOUND, cache dropped.
+// 2. If it comes back with the very same bytes, it is announced again.
+// 3. ClusterLoadAssignments are not all-required: one missing from a response is kept.
+// 4. With ignore_resource_deletion (gRFC A53) the deleted Cluster is kept, watchers get one
+//    ambient error, and its return restores the status without a new notification.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { status, type ClusterUpdate, type EndpointUpdate } from '../../lib';
+import { edsCluster, endpoints } from '../../lib/testing';
+import { startEnv, type Env } from '../helpers/env';
+import { RecordingWatcher } from '../helpers/recording-watcher';
+
+describe('SotW deletion', () => {
+  let env: Env;
+  afterEach(() => env?.close());
+
+  it('a-cluster-missing-from-a-response-is-deleted', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    const wa = new RecordingWatcher<ClusterUpdate>();
+    const wb = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', wa);
+    env.client.watchCluster('B', wb);
+    await wa.next('changed');
+    await wb.next('changed');
+    env.server.setResources('cluster', [edsCluster('B')]);
+    const { error } = await wa.next('error');
+    assert.equal(error.code, status.NOT_FOUND);
+    assert.match(error.message, /Cluster "A" does not exist/);
+    await wb.expectNothing();
+    const a = env.client.dump().find((d) => d.name === 'A')!;
+    assert.equal(a.status, 'DOES_NOT_EXIST');
+    assert.equal(a.cached, false);
+  });
+
+  it('a-deleted-cluster-that-comes-back-byte-identical-is-announced-again', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    await w.next('changed');
+    env.server.setResources('cluster', []);
+    await w.next('error');
+    env.server.setResources('cluster', [edsCluster('A')]);
+    assert.equal((await w.next('changed')).resource.name, 'A');
+  });
+
+  it('endpoints-missing-from-a-response-are-kept', async () => {
+    env = await startEnv();
+    env.server.setResources('endpoint', [
+      endpoints('A', [{ addresses: ['127.0.0.1:8001'] }]),
+      endpoints('B', [{ addresses: ['127.0.0.1:8002'] }]),
+    ]);
+    const wa = new RecordingWatcher<EndpointUpdate>();
+    const wb = new RecordingWatcher<EndpointUpdate>();
+    env.client.watchEndpoints('A', wa);
+    env.client.watchEndpoints('B', wb);
+    await wa.next('changed');
+    await wb.next('changed');
+    env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8003'] }])]);
+    await wb.next('changed');
+    await wa.expectNothing();
+    assert.equal(env.client.dump().find((d) => d.name === 'A')!.cached, true);
+  });
+
+  it('with-ignore-resource-deletion-a-deleted-cluster-is-kept', async () => {
+    env = await startEnv({ serverFeatures: ['ignore_resource_deletion'] });
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    env.client.watchCluster('B', new RecordingWatcher());
+    await w.next('changed');
+    env.server.setResources('cluster', [edsCluster('B')]);
+    const { error } = await w.next('ambient');
+    assert.equal(error.code, status.NOT_FOUND);
+    assert.match(error.message, /ignore_resource_deletion/);
+    assert.equal(env.client.dump().find((d) => d.name === 'A')!.cached, true);
+    // A second response without it says nothing more.
+    env.server.setResources('cluster', [edsCluster('B', { serviceName: 'b2' })]);
+    await w.expectNothing();
+    // It comes back unchanged: no new notification, the status is ACKED again.
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    const response = env.server.responses.at(-1)!;
+    await env.server.waitForRequest((r) => r.responseNonce === response.nonce);
+    await w.expectNothing();
+    assert.equal(env.client.dump().find((d) => d.name === 'A')!.status, 'ACKED');
+  });
+});

@@ -1,0 +1,222 @@
+// Cluster LB policy: the legacy lb_policy enum with its ring_hash / least_request configs, and
+// load_balancing_policy (gRFC A52), which wins whenever it is present.
+//   1. Build an EDS cluster fixture with the policy fields under test.
+//   2. Decode it, and compare `lbPolicy` or the exact errors.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  URLS,
+  clusterErrors,
+  edsCluster,
+  lbPolicyList,
+  nestedWrrLocality,
+  rawAny,
+  validCluster,
+} from './fixtures/cluster-fixtures';
+
+const lbPolicyOf = (fields: Record<string, unknown>) => validCluster(edsCluster(fields)).lbPolicy;
+const RR = { '@type': URLS.roundRobin };
+const LBP = 'load_balancing_policy.policies';
+
+describe('Cluster lb_policy (legacy enum)', () => {
+  it('maps ROUND_ROBIN to round robin under weighted localities', () => {
+    assert.deepStrictEqual(lbPolicyOf({ lbPolicy: 'ROUND_ROBIN' }), {
+      name: 'wrr_locality',
+      child: { name: 'round_robin' },
+    });
+  });
+
+  it('maps RING_HASH with the default ring sizes', () => {
+    assert.deepStrictEqual(lbPolicyOf({ lbPolicy: 'RING_HASH' }), {
+      name: 'ring_hash',
+      minRingSize: 1024,
+      maxRingSize: 8388608,
+    });
+  });
+
+  it('reads ring_hash_lb_config sizes', () => {
+    const ringHashLbConfig = { minimumRingSize: { value: 10 }, maximumRingSize: { value: 20 } };
+    assert.deepStrictEqual(lbPolicyOf({ lbPolicy: 'RING_HASH', ringHashLbConfig }), {
+      name: 'ring_hash',
+      minRingSize: 10,
+      maxRingSize: 20,
+    });
+  });
+
+  it('rejects a hash function other than XX_HASH', () => {
+    const json = edsCluster({
+      lbPolicy: 'RING_HASH',
+      ringHashLbConfig: { hashFunction: 'MURMUR_HASH_2' },
+    });
+    assert.deepStrictEqual(clusterErrors(json), [
+      'ring_hash_lb_config.hash_function: unsupported value MURMUR_HASH_2',
+    ]);
+  });
+
+  it('rejects ring sizes outside [1, 8388608] and a minimum above the maximum', () => {
+    const ring = (min: number, max: number) =>
+      edsCluster({
+        lbPolicy: 'RING_HASH',
+        ringHashLbConfig: { minimumRingSize: { value: min }, maximumRingSize: { value: max } },
+      });
+    assert.deepStrictEqual(clusterErrors(ring(0, 8388609)), [
+      'ring_hash_lb_config.maximum_ring_size: must be in range [1, 8388608]',
+      'ring_hash_lb_config.minimum_ring_size: must be in range [1, 8388608]',
+    ]);
+    assert.deepStrictEqual(clusterErrors(ring(30, 20)), [
+      'ring_hash_lb_config.minimum_ring_size: must not exceed maximum_ring_size',
+    ]);
+  });
+
+  it('maps LEAST_REQUEST with choice_count 2 by default, clamping above 10 (A48)', () => {
+    assert.deepStrictEqual(lbPolicyOf({ lbPolicy: 'LEAST_REQUEST' }), {
+      name: 'least_request',
+      choiceCount: 2,
+    });
+    const leastRequestLbConfig = { choiceCount: { value: 25 } };
+    assert.deepStrictEqual(lbPolicyOf({ lbPolicy: 'LEAST_REQUEST', leastRequestLbConfig }), {
+      name: 'least_request',
+      choiceCount: 10,
+    });
+  });
+
+  it('rejects choice_count below 2', () => {
+    const json = edsCluster({
+      lbPolicy: 'LEAST_REQUEST',
+      leastRequestLbConfig: { choiceCount: { value: 1 } },
+    });
+    assert.deepStrictEqual(clusterErrors(json), [
+      'least_request_lb_config.choice_count: must be greater than 1',
+    ]);
+  });
+
+  for (const policy of ['RANDOM', 'MAGLEV', 'CLUSTER_PROVIDED', 'LOAD_BALANCING_POLICY_CONFIG']) {
+    it(`rejects ${policy}`, () => {
+      assert.deepStrictEqual(clusterErrors(edsCluster({ lbPolicy: policy })), [
+        `lb_policy: unsupported value ${policy}`,
+      ]);
+    });
+  }
+});
+
+describe('Cluster load_balancing_policy (A52)', () => {
+  it('converts each supported policy type', () => {
+    const cases: [Record<string, unknown>, unknown][] = [
+      [RR, { name: 'round_robin' }],
+      [{ '@type': URLS.ringHash }, { name: 'ring_hash', minRingSize: 1024, maxRingSize: 8388608 }],
+      [
+        { '@type': URLS.ringHash, hashFunction: 'XX_HASH', minimumRingSize: { value: 5 } },
+        { name: 'ring_hash', minRingSize: 5, maxRingSize: 8388608 },
+      ],
+      [{ '@type': URLS.leastRequest }, { name: 'least_request', choiceCount: 2 }],
+      [
+        { '@type': URLS.pickFirst, shuffleAddressList: true },
+        { name: 'pick_first', shuffleAddressList: true },
+      ],
+      [
+        { '@type': URLS.wrrLocality, endpointPickingPolicy: lbPolicyList(RR) },
+        { name: 'wrr_locality', child: { name: 'round_robin' } },
+      ],
+    ];
+    for (const [typedConfig, expected] of cases) {
+      assert.deepStrictEqual(
+        lbPolicyOf({ loadBalancingPolicy: lbPolicyList(typedConfig) }),
+        expected,
+      );
+    }
+  });
+
+  it('skips custom TypedStruct policies and unknown types, taking the first supported', () => {
+    const list = lbPolicyList(
+      { '@type': URLS.xdsTypedStruct, typeUrl: 'type.googleapis.com/my.Policy', value: {} },
+      { '@type': URLS.udpaTypedStruct, typeUrl: 'type.googleapis.com/my.Policy' },
+      rawAny('type.googleapis.com/vendor.lb.v1.Magic'),
+      { '@type': URLS.pickFirst },
+      { '@type': URLS.ringHash, minimumRingSize: { value: 0 } },
+    );
+    assert.deepStrictEqual(lbPolicyOf({ loadBalancingPolicy: list }), {
+      name: 'pick_first',
+      shuffleAddressList: false,
+    });
+  });
+
+  it('rejects a list with no supported policy, or an empty one', () => {
+    const unsupported = lbPolicyList(rawAny('type.googleapis.com/vendor.lb.v1.Magic'));
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: unsupported })), [
+      `${LBP}: no supported load balancing policy`,
+    ]);
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: {} })), [
+      `${LBP}: no supported load balancing policy`,
+    ]);
+  });
+
+  it('ignores the legacy fields when present, even unsupported ones', () => {
+    const json = edsCluster({ lbPolicy: 'MAGLEV', loadBalancingPolicy: lbPolicyList(RR) });
+    assert.deepStrictEqual(validCluster(json).lbPolicy, { name: 'round_robin' });
+  });
+
+  it('fails on an invalid config in the first supported policy, not trying later ones', () => {
+    const list = lbPolicyList(
+      { '@type': URLS.ringHash, minimumRingSize: { value: 9 }, maximumRingSize: { value: 3 } },
+      RR,
+    );
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: list })), [
+      `${LBP}[0].typed_extension_config.typed_config.minimum_ring_size: ` +
+        'must not exceed maximum_ring_size',
+    ]);
+  });
+
+  it('validates the new RingHash: DEFAULT_HASH and XX_HASH only, sizes in range', () => {
+    const list = lbPolicyList({
+      '@type': URLS.ringHash,
+      hashFunction: 'MURMUR_HASH_2',
+      maximumRingSize: { value: 8388609 },
+    });
+    const path = `${LBP}[0].typed_extension_config.typed_config`;
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: list })), [
+      `${path}.hash_function: unsupported value MURMUR_HASH_2`,
+      `${path}.maximum_ring_size: must be in range [1, 8388608]`,
+    ]);
+  });
+
+  it('validates LeastRequest choice_count', () => {
+    const list = lbPolicyList({ '@type': URLS.leastRequest, choiceCount: { value: 0 } });
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: list })), [
+      `${LBP}[0].typed_extension_config.typed_config.choice_count: must be greater than 1`,
+    ]);
+  });
+
+  it('requires typed_extension_config, its typed_config, and bytes that parse', () => {
+    const missing = { policies: [{}] };
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: missing })), [
+      `${LBP}[0].typed_extension_config: field not present`,
+    ]);
+    const noConfig = { policies: [{ typedExtensionConfig: { name: 'x' } }] };
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: noConfig })), [
+      `${LBP}[0].typed_extension_config.typed_config: field not present`,
+    ]);
+    const garbage = lbPolicyList(rawAny(URLS.pickFirst, Uint8Array.of(0x0f)));
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: garbage })), [
+      `${LBP}[0].typed_extension_config.typed_config: can't parse PickFirst`,
+    ]);
+  });
+
+  it('requires endpoint_picking_policy in WrrLocality', () => {
+    const list = lbPolicyList({ '@type': URLS.wrrLocality });
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: list })), [
+      `${LBP}[0].typed_extension_config.typed_config.endpoint_picking_policy: field not present`,
+    ]);
+  });
+
+  it('accepts 15 nested WrrLocality levels and rejects 16 (max depth 16)', () => {
+    let expected: unknown = { name: 'round_robin' };
+    for (let i = 0; i < 15; i++) expected = { name: 'wrr_locality', child: expected };
+    assert.deepStrictEqual(lbPolicyOf({ loadBalancingPolicy: nestedWrrLocality(15) }), expected);
+
+    const errors = clusterErrors(edsCluster({ loadBalancingPolicy: nestedWrrLocality(16) }));
+    const step = '.policies[0].typed_extension_config.typed_config.endpoint_picking_policy';
+    assert.deepStrictEqual(errors, [
+      `load_balancing_policy${step.repeat(16)}: exceeds maximum nesting depth 16`,
+    ]);
+  });
+});
