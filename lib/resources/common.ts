@@ -28,7 +28,9 @@ export function durationMs(duration: Duration, errors: ValidationErrors): number
 
 /** gRPC accepts only ADS (`ads: {}`) or `self: {}` config sources for RDS, EDS and LRS. */
 export function isAdsOrSelf(source: ConfigSource): boolean {
-  return source.configSourceSpecifier === 'ads' || source.configSourceSpecifier === 'self';
+  // Not `source.configSourceSpecifier`: protobufjs computes oneof getters with Object.keys on
+  // every read, and this runs once per cluster on the hot path.
+  return source.ads !== null || source.self !== null;
 }
 
 /**
