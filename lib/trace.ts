@@ -27,12 +27,18 @@ function readTraceEnv(): { all: boolean; on: Set<string>; off: Set<string> } {
   return { all, on, off };
 }
 
+/** A tracer; the environment is read on first use, not when the module is loaded. */
 export function tracer(name: string): Tracer {
-  enabledNames ??= readTraceEnv();
-  const enabled = !enabledNames.off.has(name) && (enabledNames.all || enabledNames.on.has(name));
+  let enabled: boolean | undefined;
   return {
     name,
-    enabled,
+    get enabled() {
+      if (enabled === undefined) {
+        enabledNames ??= readTraceEnv();
+        enabled = !enabledNames.off.has(name) && (enabledNames.all || enabledNames.on.has(name));
+      }
+      return enabled;
+    },
     log(text: string) {
       experimental.trace(logVerbosity.DEBUG, name, text);
     },
