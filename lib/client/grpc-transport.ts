@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
+import { logError } from '../trace';
 import type { AdsCall, AdsCallHandlers, XdsTransport } from './transport';
 
 const ADS_METHOD =
@@ -29,6 +30,17 @@ export function channelCredentials(server: XdsServerConfig): grpc.ChannelCredent
   );
 }
 
+/** Nothing the client does with a frame may throw into grpc-js's event loop: log it instead. */
+function contain(handler: () => void): void {
+  try {
+    handler();
+  } catch (e) {
+    logError(
+      `xds-client: internal error handling an ADS event: ${e instanceof Error ? e.stack : e}`,
+    );
+  }
+}
+
 /** The default transport: one grpc-js channel per xDS server. */
 export class GrpcTransport implements XdsTransport {
   private readonly client: grpc.Client;
@@ -49,9 +61,9 @@ export class GrpcTransport implements XdsTransport {
       handlers.onEnd(code, details);
     };
     call.on('data', (bytes: Buffer) => {
-      if (!ended) handlers.onMessage(bytes);
+      if (!ended) contain(() => handlers.onMessage(bytes));
     });
-    call.on('status', (s: grpc.StatusObject) => end(s.code, s.details));
+    call.on('status', (s: grpc.StatusObject) => contain(() => end(s.code, s.details)));
     // 'error' always comes with a 'status'; listening keeps it from being thrown.
     call.on('error', () => undefined);
     return {

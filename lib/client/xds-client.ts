@@ -3,7 +3,7 @@ import { EventEmitter } from 'eventemitter3';
 import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
 import type { DiscoveryResponse } from '../generated/protos';
 import type { ResourceType } from '../resources/resource-type';
-import { tracer } from '../trace';
+import { logError, tracer } from '../trace';
 import { AdsStream, type SentRequest } from './ads-stream';
 import { Backoff, type BackoffOptions } from './backoff';
 import { XdsError } from './errors';
@@ -163,6 +163,24 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.removeAllListeners();
   }
 
+  /**
+   * Emits an event if anyone listens (the payload is built only then). A listener that throws
+   * is logged: it must not escape into grpc-js's event loop or stop the stream.
+   */
+  private notify<E extends keyof XdsClientEvents>(
+    event: E,
+    payload: () => Parameters<XdsClientEvents[E]>[0],
+  ): void {
+    if (this.listenerCount(event) === 0) return;
+    try {
+      (this.emit as (event: E, payload: unknown) => boolean)(event, payload());
+    } catch (e) {
+      logError(
+        `xds-client: a '${event}' listener threw: ${e instanceof Error ? e.stack : String(e)}`,
+      );
+    }
+  }
+
   private registerType(type: ResourceType<unknown>): void {
     const known = this.types.get(type.typeUrl);
     if (known === undefined) this.types.set(type.typeUrl, type);
@@ -221,15 +239,13 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   private onResponse(channel: ServerChannel, response: DiscoveryResponse) {
     const type = this.types.get(response.typeUrl);
     const server = channel.config.serverUri;
-    if (this.listenerCount('response')) {
-      this.emit('response', {
-        server,
-        typeUrl: response.typeUrl,
-        versionInfo: response.versionInfo,
-        nonce: response.nonce,
-        resourceCount: response.resources.length,
-      });
-    }
+    this.notify('response', () => ({
+      server,
+      typeUrl: response.typeUrl,
+      versionInfo: response.versionInfo,
+      nonce: response.nonce,
+      resourceCount: response.resources.length,
+    }));
     if (!type) {
       if (trace.enabled)
         trace.log(`${server}: ignoring response of unknown type ${response.typeUrl}`);
@@ -250,10 +266,10 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       nonce: response.nonce,
     };
     if (verdict.nack === undefined) {
-      if (this.listenerCount('ack')) this.emit('ack', event);
+      this.notify('ack', () => event);
     } else {
       if (trace.enabled) trace.log(`${server}: NACK ${response.typeUrl}: ${verdict.nack}`);
-      if (this.listenerCount('nack')) this.emit('nack', { ...event, error: verdict.nack });
+      this.notify('nack', () => ({ ...event, error: verdict.nack! }));
     }
     for (const notify of notifications) {
       if (this.closed) break;
@@ -264,15 +280,12 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
 
   private onConnected(channel: ServerChannel): void {
     channel.connectivityError = undefined;
-    if (this.listenerCount('connected'))
-      this.emit('connected', { server: channel.config.serverUri });
+    this.notify('connected', () => ({ server: channel.config.serverUri }));
   }
 
   /** gRFC A57: a does-not-exist timer starts once the request naming the resource is written. */
   private onRequestWritten(channel: ServerChannel, request: SentRequest): void {
-    if (this.listenerCount('request')) {
-      this.emit('request', { server: channel.config.serverUri, ...request });
-    }
+    this.notify('request', () => ({ server: channel.config.serverUri, ...request }));
     const byName = channel.resources.get(request.typeUrl);
     if (!byName) return;
     for (const name of request.resourceNames) {
@@ -307,9 +320,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   ): void {
     // Timers belong to a stream: they restart on the next one, for uncached resources only.
     for (const state of channel.allResources()) state.stopTimer();
-    if (this.listenerCount('disconnected')) {
-      this.emit('disconnected', { server: channel.config.serverUri, error, hadResponse });
-    }
+    this.notify('disconnected', () => ({ server: channel.config.serverUri, error, hadResponse }));
     if (!error) return;
     // gRFC A57: a connectivity failure. Nothing cached is dropped.
     channel.connectivityError = error;

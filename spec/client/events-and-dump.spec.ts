@@ -52,6 +52,24 @@ describe('events and dump', () => {
     assert.match(nackError, /Cluster "A"/);
   });
 
+  it('a-throwing-event-listener-reaches-neither-the-stream-nor-the-process', async () => {
+    env = await startEnv();
+    for (const name of ['request', 'response', 'ack', 'connected'] as const) {
+      env.client.on(name, () => {
+        throw new Error(`listener bug in '${name}' (expected in this spec)`);
+      });
+    }
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    await w.next('changed');
+    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'v2' })]);
+    await w.next('changed');
+    const last = env.server.responses.at(-1)!;
+    const ack = await env.server.waitForRequest((r) => r.responseNonce === last.nonce);
+    assert.equal(ack.versionInfo, last.versionInfo);
+  });
+
   it('dump-reports-status-version-error-and-update-time-per-resource', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), { name: 'B', type: 'STATIC' }]);
