@@ -48,3 +48,27 @@ export type * from './resources/cluster';
 export type * from './resources/endpoint';
 export type * from './resources/listener';
 export type * from './resources/route-config';
+
+export {
+  watchClusterTree,
+  MAX_AGGREGATE_CLUSTER_DEPTH,
+  ClusterResolver,
+  DEFAULT_DNS_REFRESH_INTERVAL_MS,
+  watchClusterEndpoints,
+  callCounter,
+} from './clusters';
+export type {
+  DiscoveryMechanism,
+  ClusterTreeUpdate,
+  ClusterTreeHandle,
+  ClusterTreeListener,
+  ClusterTreeOptions,
+  Priority,
+  ClusterResolverListener,
+  ClusterResolverOptions,
+  DnsResolver,
+  ClusterEndpointsHandle,
+  ClusterEndpointsListener,
+  ClusterEndpointsOptions,
+  CallCounter,
+} from './clusters';

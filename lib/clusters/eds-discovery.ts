@@ -15,20 +15,12 @@ export class EdsDiscovery {
 
   constructor(client: XdsClient, mechanism: DiscoveryMechanism, onResult: () => void) {
     const name = mechanism.edsServiceName ?? mechanism.cluster;
-    const fail = (error: XdsError) => {
-      this.result = {
-        kind: 'error',
-        error: new XdsError(
-          error.code,
-          `cluster "${mechanism.cluster}": EDS resource "${name}": ${error.message}`,
-          {
-            cause: error,
-            resourceName: name,
-            ...(error.typeUrl ? { typeUrl: error.typeUrl } : {}),
-          },
-        ),
-      };
-    };
+    const wrap = (error: XdsError) =>
+      new XdsError(
+        error.code,
+        `cluster "${mechanism.cluster}": EDS resource "${name}": ${error.message}`,
+        { cause: error, resourceName: name, ...(error.typeUrl ? { typeUrl: error.typeUrl } : {}) },
+      );
     this.handle = client.watchEndpoints(name, {
       onResourceChanged: (update) => {
         if (this.closed) return;
@@ -40,7 +32,11 @@ export class EdsDiscovery {
         // Connectivity never empties a priority that has endpoints (A57); anything else
         // (does not exist, deleted, invalid with nothing kept) does.
         if (error.code === status.UNAVAILABLE && this.result.kind === 'ok') return;
-        fail(error);
+        const failed = wrap(error);
+        // The same error again (a replay) changes nothing downstream.
+        const before = this.result;
+        if (before.kind === 'error' && before.error.message === failed.message) return;
+        this.result = { kind: 'error', error: failed };
         onResult();
       },
       // A NACKed update or a broken stream: keep the endpoints we have.

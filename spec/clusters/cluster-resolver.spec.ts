@@ -194,6 +194,22 @@ describe('cluster resolver', () => {
     assert.equal(filled!.name, failed!.name, 'the DNS priority keeps its name');
   });
 
+  it('an-ipv6-literal-is-looked-up-without-brackets-and-a-bad-name-is-an-empty-priority', async () => {
+    env = await startEnv();
+    const dns = fakeDns({ '2001:db8::5': ['2001:db8::5'] });
+    const rec = new Recorder<readonly Priority[]>();
+    resolver = new ClusterResolver(
+      env.client,
+      [logicalDns('V6', '[2001:db8::5]:443'), logicalDns('Bad', 'no-port')],
+      rec,
+      { dnsResolver: dns },
+    );
+    const [v6, bad] = await rec.update();
+    assert.deepEqual(summarize(v6!).localities[0]!.addresses, ['2001:db8::5:443']);
+    assert.deepEqual(bad!.localities, []);
+    assert.equal(dns.calls.size, 1);
+  });
+
   it('the-refresh-interval-re-resolves-without-being-asked', async () => {
     env = await startEnv();
     const dns = fakeDns({ 'dns.example': (call) => [`10.0.0.${call}`] });
@@ -238,6 +254,24 @@ describe('cluster resolver', () => {
     ]);
     one.cancel();
     two.cancel();
+  });
+
+  it('watch-cluster-endpoints-reports-a-tree-error-and-recovers', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [aggregateCluster('A', ['B', 'D']), edsCluster('B')]);
+    env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
+    const rec = new Recorder<readonly Priority[]>();
+    const watch = watchClusterEndpoints(env.client, 'A', rec);
+    assert.equal((await rec.error()).message, 'A -> D: cluster "D" does not exist');
+
+    env.server.setResource('cluster', edsCluster('D'));
+    env.server.setResources('endpoint', [
+      endpoints('B', [{ addresses: ['127.0.0.1:8001'] }]),
+      endpoints('D', [{ addresses: ['127.0.0.1:8002'] }]),
+    ]);
+    assert.deepEqual(names(await rec.update()), ['B[child0]', 'D[child0]']);
+    watch.cancel();
+    await rec.expectNothing();
   });
 
   it('priority-names-follow-their-localities-across-updates', async () => {
