@@ -1,23 +1,26 @@
 // A gRPC xDS bootstrap (gRFC A27, A47) as a plain object, in the snake_case of a bootstrap file,
 // so that what a test hands to XdsClient is exactly what a user would write.
 
-export interface BootstrapServerJson {
+// Type aliases rather than interfaces: they are assignable to Record<string, unknown>, so a test
+// can treat the bootstrap as the plain JSON object it is and add fields to it.
+
+export type BootstrapServerJson = {
   server_uri: string;
   channel_creds: { type: string; config?: Record<string, unknown> }[];
   server_features?: string[];
-}
+};
 
-export interface BootstrapAuthorityJson {
+export type BootstrapAuthorityJson = {
   xds_servers?: BootstrapServerJson[];
   client_listener_resource_name_template?: string;
-}
+};
 
-export interface BootstrapJson {
+export type BootstrapJson = {
   xds_servers: BootstrapServerJson[];
   node: { id: string; cluster?: string };
   authorities?: Record<string, BootstrapAuthorityJson>;
   client_default_listener_resource_name_template?: string;
-}
+};
 
 export interface AuthorityOptions {
   /**

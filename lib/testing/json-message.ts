@@ -27,7 +27,7 @@ export function toMessageBytes(
 ): Uint8Array {
   const path = options.path ?? '';
   const type = requireType(typeUrlOrFullName, path);
-  return encode(type, convertMessage(type, json, path));
+  return encode(type, convertMessage(type, withoutOwnType(type, json, path), path));
 }
 
 /** A resource ready to serve: its name (for subscriptions) and its bytes. */
@@ -42,21 +42,37 @@ export interface EncodedResource {
  */
 export function toResource(typeUrl: string, json: unknown, path: string): EncodedResource {
   const type = requireType(typeUrl, path);
-  const message = type.fromObject(convertMessage(type, json, path));
-  const nameField = ownField(type, 'name')
-    ? 'name'
-    : ownField(type, 'clusterName')
-      ? 'clusterName'
-      : '';
-  const name = nameField ? (message as unknown as PbObject)[nameField] : undefined;
+  const message = type.fromObject(convertMessage(type, withoutOwnType(type, json, path), path));
+  const nameField = NAME_FIELDS.find((field) => ownField(type, field));
+  if (nameField === undefined) {
+    throw new Error(`${at(path)}${fullNameOf(type)} has no name field: pass { name, bytes }`);
+  }
+  const name = (message as unknown as PbObject)[nameField];
   if (typeof name !== 'string' || name === '') {
-    throw new Error(
-      `${path || fullNameOf(type)}: a resource needs a non-empty ` +
-        `${nameField === 'clusterName' ? 'cluster_name' : 'name'}` +
-        (nameField ? '' : ` (${fullNameOf(type)} has no name field: pass { name, bytes })`),
-    );
+    throw new Error(`${at(path)}a resource needs a non-empty ${snakeCase(nameField)}`);
   }
   return { name, bytes: type.encode(message).finish() };
+}
+
+/** Where xDS servers find a resource's name, in protobufjs's field names. */
+const NAME_FIELDS = ['name', 'clusterName'] as const;
+
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/**
+ * Resources copied from a config dump carry their own `@type`: accept it when it names the
+ * message being encoded, so such JSON can be pasted as it is.
+ */
+function withoutOwnType(type: protobuf.Type, json: unknown, path: string): unknown {
+  const fullName = fullNameOf(type);
+  if (!isObject(json) || !('@type' in json) || fullName === 'google.protobuf.Any') return json;
+  const { '@type': typeUrl, ...fields } = json;
+  if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== fullName) {
+    throw new Error(`${join(path, '@type')}: expected ${fullName}, got ${describe(typeUrl)}`);
+  }
+  return fields;
 }
 
 function requireType(typeUrlOrFullName: string, path: string): protobuf.Type {
@@ -160,7 +176,9 @@ function convertMessage(type: protobuf.Type, json: unknown, path: string): PbObj
     if (oneof) {
       const other = oneofSeen.get(oneof.name);
       if (other !== undefined) {
-        throw new Error(`${keyPath}: oneof ${oneof.name} of ${fullName} already set by "${other}"`);
+        throw new Error(
+          `${keyPath}: oneof ${snakeCase(oneof.name)} of ${fullName} already set by "${other}"`,
+        );
       }
       oneofSeen.set(oneof.name, key);
     }
@@ -169,7 +187,7 @@ function convertMessage(type: protobuf.Type, json: unknown, path: string): PbObj
   return out;
 }
 
-/** Field by JSON key: the protobufjs name (lowerCamelCase), the proto's snake_case, or either. */
+/** Field by JSON key: lowerCamelCase (protobufjs's own names) or the .proto's snake_case. */
 function findField(type: protobuf.Type, key: string): protobuf.Field | undefined {
   const direct = ownField(type, key);
   if (direct || !key.includes('_')) return direct;
@@ -234,7 +252,10 @@ function convertEnum(type: protobuf.Enum, value: unknown, path: string): number 
   if (typeof value === 'number' && Number.isInteger(value)) return value;
   if (value === null && fullNameOf(type) === 'google.protobuf.NullValue') return 0;
   if (typeof value === 'string') {
-    const number = type.values[value];
+    // `values` is a plain object too: "constructor" must not be an enum value.
+    const number = Object.prototype.hasOwnProperty.call(type.values, value)
+      ? type.values[value]
+      : undefined;
     if (number !== undefined) return number;
     throw new Error(
       `${at(path)}unknown value ${JSON.stringify(value)} for enum ${fullNameOf(type)} ` +

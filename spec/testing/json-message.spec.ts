@@ -123,6 +123,17 @@ describe('toMessageBytes', () => {
     });
   });
 
+  it('a-top-level-at-type-naming-the-message-is-accepted', () => {
+    const url = `type.googleapis.com/${CLUSTER}`;
+    assert.deepEqual(
+      toMessageBytes(url, { '@type': url, name: 'A' }),
+      toMessageBytes(url, { name: 'A' }),
+    );
+    assert.throws(() => toMessageBytes(url, { '@type': 'type.googleapis.com/x.Y', name: 'A' }), {
+      message: '@type: expected envoy.config.cluster.v3.Cluster, got "type.googleapis.com/x.Y"',
+    });
+  });
+
   it('null-means-unset', () => {
     assert.equal(decodeCluster({ name: 'A', eds_cluster_config: null }).edsClusterConfig, null);
   });
@@ -158,7 +169,7 @@ describe('toMessageBytes', () => {
     );
     assert.throws(() => toMessageBytes(CLUSTER, { name: 'A', type: 'EDS', cluster_type: {} }), {
       message:
-        'cluster_type: oneof clusterDiscoveryType of envoy.config.cluster.v3.Cluster already set by "type"',
+        'cluster_type: oneof cluster_discovery_type of envoy.config.cluster.v3.Cluster already set by "type"',
     });
   });
 });
