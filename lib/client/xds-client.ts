@@ -228,12 +228,19 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     return channel;
   }
 
+  /**
+   * Drops a resource nobody watches any more — at the end of the tick, not at once: a cancel
+   * followed by a new watch in the same tick (a consumer replacing its watcher) must keep the
+   * cached resource, since the server sees no change of names and will not send it again.
+   */
   private forget(channel: ServerChannel, state: ResourceState<unknown>): void {
-    state.stopTimer();
-    const byName = channel.resources.get(state.type.typeUrl);
-    if (byName?.get(state.name) !== state) return;
-    byName.delete(state.name);
-    channel.stream.unsubscribe(state.type.typeUrl, state.name);
+    queueMicrotask(() => {
+      const byName = channel.resources.get(state.type.typeUrl);
+      if (state.watcherCount > 0 || byName?.get(state.name) !== state) return;
+      state.stopTimer();
+      byName.delete(state.name);
+      channel.stream.unsubscribe(state.type.typeUrl, state.name);
+    });
   }
 
   private onResponse(channel: ServerChannel, response: DiscoveryResponse) {

@@ -119,4 +119,21 @@ describe('ADS stream', () => {
     await w1.expectNothing();
     await w2.expectNothing();
   });
+
+  it('cancel-and-rewatch-in-the-same-tick-keeps-the-cached-resource', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const first = new RecordingWatcher<ClusterUpdate>();
+    const handle = env.client.watchCluster('A', first);
+    await first.next('changed');
+    await settled(env.server);
+    const mark = env.server.requests.length;
+    handle.cancel();
+    const second = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', second);
+    // The server is never asked again, so this must come from the cache.
+    assert.equal((await second.next('changed', 200)).resource.name, 'A');
+    await second.expectNothing();
+    assert.equal(env.server.requests.length, mark, 'the subscription did not change');
+  });
 });
