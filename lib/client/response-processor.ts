@@ -98,6 +98,15 @@ export function processResponse(
       return;
     }
     decoded ??= safeDecode(type, bytes, server);
+    if (decoded.name !== undefined && decoded.name !== name) {
+      // The peeked (or wrapper) name is not the resource's: malformed bytes, apply nothing.
+      errors.push(
+        `resource index ${index}: ${type.typeName} "${name}": name read from the bytes ` +
+          `("${name}") differs from the decoded name ("${decoded.name}")`,
+      );
+      namelessErrors++;
+      return;
+    }
     if ('resource' in decoded) {
       state.setResource(decoded.resource, ownBytes(bytes), version);
       applied++;

@@ -67,52 +67,27 @@ export function decodeAndValidate<M, T>(
 }
 
 /**
- * Reads field 1 (a string) from a serialized message without decoding it: the name of every
- * xDS resource type is field 1, so the client can find a resource's cache entry, and skip an
- * unchanged or unsubscribed one, before paying for a full decode. Returns undefined when the
- * bytes are not well-formed enough to tell.
+ * Reads the name of an xDS resource (field 1, a string, in every xDS type) from its bytes
+ * without decoding them, so the client can find the cache entry and skip an unchanged or
+ * unsubscribed resource before paying for a full decode.
+ *
+ * Only a leading field 1 counts: encoders write fields in number order, so a well-formed
+ * resource starts with its name. Anything else gives undefined ("decode to know"). A name read
+ * here is a hint: protobufjs decodes known fields whatever their wire type, so on malformed
+ * bytes a full decode may see another name, and the client checks the two agree.
  */
 export function peekNameField(bytes: Uint8Array): string | undefined {
-  let pos = 0;
-  const end = bytes.length;
-  const varint = (): number => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      if (pos >= end || shift > 49) return -1;
-      const b = bytes[pos++]!;
-      result += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) return result;
-      shift += 7;
-    }
-  };
-  let name: string | undefined;
-  while (pos < end) {
-    const key = varint();
-    if (key < 0) return undefined;
-    const field = Math.floor(key / 8);
-    const wire = key & 7;
-    // protobufjs reads field 1 as a string whatever its wire type: leave odd cases to decode.
-    if (field === 1 && wire !== 2) return undefined;
-    if (wire === 0) {
-      if (varint() < 0) return undefined;
-    } else if (wire === 1) {
-      pos += 8;
-    } else if (wire === 5) {
-      pos += 4;
-    } else if (wire === 2) {
-      const len = varint();
-      if (len < 0 || pos + len > end) return undefined;
-      // The last occurrence wins in protobuf, so keep scanning.
-      if (field === 1) {
-        name = Buffer.from(bytes.buffer, bytes.byteOffset + pos, len).toString('utf8');
-        // Invalid UTF-8: decoders differ in how they replace it, so let decode say.
-        if (name.includes('\uFFFD')) return undefined;
-      }
-      pos += len;
-    } else {
-      return undefined;
-    }
+  if (bytes.length < 2 || bytes[0] !== 0x0a) return undefined; // field 1, length-delimited
+  let len = 0;
+  let pos = 1;
+  for (let shift = 0; ; shift += 7) {
+    if (pos >= bytes.length || shift > 28) return undefined;
+    const b = bytes[pos++]!;
+    len += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
   }
-  return pos === end ? (name ?? '') : undefined;
+  if (pos + len > bytes.length) return undefined;
+  const name = Buffer.from(bytes.buffer, bytes.byteOffset + pos, len).toString('utf8');
+  // Invalid UTF-8: decoders differ in how they replace it, so let decode say.
+  return name.includes('\uFFFD') ? undefined : name;
 }

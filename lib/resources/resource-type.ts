@@ -32,8 +32,10 @@ export interface ResourceType<T> {
   readonly allResourcesRequiredInSotW: boolean;
   decode(bytes: Uint8Array, context: DecodeContext): DecodeResult<T>;
   /**
-   * Optional fast path: the resource's name read from its bytes without a full decode (must
-   * agree with `decode`). Lets the client skip unchanged and unsubscribed resources cheaply.
+   * Optional fast path: the resource's name read from its bytes without a full decode, or
+   * undefined when it cannot tell. Lets the client skip unchanged and unsubscribed resources
+   * cheaply. On well-formed bytes it must equal `decode`'s name; the client NACKs a resource
+   * whose decoded name differs from the peeked one.
    */
   peekName?(bytes: Uint8Array): string | undefined;
 }

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, type ClusterUpdate } from '../../lib';
-import { edsCluster } from '../../lib/testing';
+import { edsCluster, toMessageBytes } from '../../lib/testing';
 import { CDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
@@ -201,5 +201,37 @@ describe('ACK and NACK', () => {
     env.server.sendRaw({ typeUrl: foo, resources: [{ typeUrl: foo, value: Uint8Array.of() }] });
     await w.expectNothing();
     assert.equal(env.server.requests.length, mark);
+  });
+
+  it('a-resource-whose-decoded-name-is-not-its-leading-name-is-nacked-and-applied-to-nobody', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    const wa = new RecordingWatcher<ClusterUpdate>();
+    const wb = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', wa);
+    env.client.watchCluster('B', wb);
+    await wa.next('changed');
+    await wb.next('changed');
+    // Cluster A's bytes with a second name field "B" at the end: protobuf's last-wins rule makes
+    // it a cluster named B, while its leading name says A.
+    const a = toMessageBytes(CDS, {
+      ...edsCluster('A'),
+      eds_cluster_config: { eds_config: { self: {} } },
+    });
+    const forged = Uint8Array.from([...a, 0x0a, 0x01, 0x42]);
+    env.server.sendRaw({
+      typeUrl: CDS,
+      resources: [
+        { typeUrl: CDS, value: forged },
+        { typeUrl: CDS, json: edsCluster('B') },
+      ],
+    });
+    const nack = await env.server.waitForRequest((r) => r.errorDetail !== undefined);
+    assert.match(
+      nack.errorDetail!.message,
+      /resource index 0: Cluster "A": name read from the bytes/,
+    );
+    await wa.expectNothing();
+    await wb.expectNothing();
   });
 });
