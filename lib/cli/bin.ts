@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// The `xds-client` executable (package.json "bin"). Everything else is in main.ts.
+import { run } from './main';
+
+run();
