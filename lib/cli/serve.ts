@@ -15,7 +15,7 @@ import {
   resourceName,
   type Snapshot,
 } from './snapshot';
-import type { Io } from './watch';
+import { untilSignal, type Io } from './watch';
 
 /** How often the snapshot file is checked for changes. */
 const POLL_MS = 250;
@@ -89,15 +89,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
 
   let closed = false;
   if (!args.bool('quiet')) void logRequests(server, p, io.out, () => closed);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilSignal();
   closed = true;
   unwatchFile(file);
   io.out(p.dim('stopping'));

@@ -34,7 +34,7 @@ export interface Io {
 }
 
 /** Resolves on SIGINT or SIGTERM (the way to stop a watch that is not --once). */
-function untilSignal(): Promise<void> {
+export function untilSignal(): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
