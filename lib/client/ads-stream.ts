@@ -117,6 +117,11 @@ export class AdsStream {
     this.call = undefined;
   }
 
+  /** Sends pending subscription changes now rather than at the end of the tick. */
+  flushNow(): void {
+    this.flush();
+  }
+
   private queueFlush(): void {
     if (this.flushQueued || this.closed) return;
     this.flushQueued = true;

@@ -67,14 +67,29 @@ export class GrpcTransport implements XdsTransport {
     // 'error' always comes with a 'status'; listening keeps it from being thrown.
     call.on('error', () => undefined);
     return {
-      write(bytes, onWritten) {
-        if (!ended) call.write(toBuffer(bytes), onWritten);
+      write: (bytes, onWritten) => {
+        if (ended) return;
+        // grpc-js calls back once the message is buffered, connected or not; gRFC A57 wants a
+        // request that really went out, so wait for the channel to be READY as well.
+        call.write(toBuffer(bytes), () => this.whenReady(() => !ended, onWritten));
       },
       cancel() {
         ended = true;
         call.cancel();
       },
     };
+  }
+
+  /** Runs `then` once the channel is READY, unless `live()` says the call is gone by then. */
+  private whenReady(live: () => boolean, then: () => void): void {
+    const channel = this.client.getChannel();
+    const state = channel.getConnectivityState(false);
+    if (!live() || state === grpc.connectivityState.SHUTDOWN) return;
+    if (state === grpc.connectivityState.READY) {
+      then();
+      return;
+    }
+    channel.watchConnectivityState(state, Infinity, () => this.whenReady(live, then));
   }
 
   close(): void {

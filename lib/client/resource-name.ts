@@ -24,7 +24,16 @@ export function parseResourceName(name: string): ParsedResourceName {
     ? '?' + params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')
     : '';
   return {
-    authority: decodeURIComponent(url.host),
+    authority: safeDecode(url.host),
     canonical: `${XDSTP}//${url.host}${url.pathname}${query}`,
   };
+}
+
+/** A malformed %-escape is left as it is: the name then matches no authority, never throws. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

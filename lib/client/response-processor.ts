@@ -63,6 +63,16 @@ export function processResponse(
   const withNode = (message: string) => `${message} [xDS node id: ${ctx.nodeId}]`;
 
   response.resources.forEach((any, index) => {
+    try {
+      processResource(any, index);
+    } catch (e) {
+      // A bug (ours, or a user ResourceType's) must cost one resource, not the whole response.
+      errors.push(`resource index ${index}: internal error: ${e instanceof Error ? e.message : e}`);
+      namelessErrors++;
+    }
+  });
+
+  function processResource(any: Any, index: number): void {
     const unwrapped = unwrap(any, response.typeUrl);
     if ('error' in unwrapped) {
       errors.push(`resource index ${index}: ${unwrapped.error}`);
@@ -132,7 +142,7 @@ export function processResponse(
       state.dropResource();
       notifications.push(() => state.notifyResourceError(error));
     }
-  });
+  }
 
   // An undecodable resource might be one that is "missing": then nothing can be called deleted.
   if (type.allResourcesRequiredInSotW && namelessErrors === 0) {

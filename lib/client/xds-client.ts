@@ -77,6 +77,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   private readonly channels = new Map<string, ServerChannel>();
   private readonly types = new Map<string, ResourceType<unknown>>();
   private closed = false;
+  /** Resources whose last watcher left this tick (see forget). */
+  private readonly forgetting = new Map<ResourceState<unknown>, ServerChannel>();
 
   constructor(options: XdsClientOptions = {}) {
     super();
@@ -229,18 +231,38 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   }
 
   /**
-   * Drops a resource nobody watches any more — at the end of the tick, not at once: a cancel
-   * followed by a new watch in the same tick (a consumer replacing its watcher) must keep the
-   * cached resource, since the server sees no change of names and will not send it again.
+   * Drops a resource nobody watches any more, at the end of the tick: a cancel followed by a
+   * watch in the same tick (a consumer replacing its watcher) keeps the cached resource. The
+   * unsubscription is sent in the same step as the cache entry goes, so a watch made any later
+   * is a new subscription the server answers — never an unchanged name list it ignores while
+   * the cache is gone. A server left with no resource at all is disconnected.
    */
   private forget(channel: ServerChannel, state: ResourceState<unknown>): void {
+    this.forgetting.set(state, channel);
+    if (this.forgetting.size > 1) return;
     queueMicrotask(() => {
-      const byName = channel.resources.get(state.type.typeUrl);
-      if (state.watcherCount > 0 || byName?.get(state.name) !== state) return;
-      state.stopTimer();
-      byName.delete(state.name);
-      channel.stream.unsubscribe(state.type.typeUrl, state.name);
+      const touched = new Set<ServerChannel>();
+      for (const [s, home] of this.forgetting) {
+        const byName = home.resources.get(s.type.typeUrl);
+        if (s.watcherCount > 0 || byName?.get(s.name) !== s) continue;
+        s.stopTimer();
+        byName.delete(s.name);
+        if (byName.size === 0) home.resources.delete(s.type.typeUrl);
+        home.stream.unsubscribe(s.type.typeUrl, s.name);
+        touched.add(home);
+      }
+      this.forgetting.clear();
+      for (const home of touched) {
+        if (home.resources.size === 0) this.closeChannel(home);
+        else home.stream.flushNow();
+      }
     });
+  }
+
+  private closeChannel(channel: ServerChannel): void {
+    channel.stream.close();
+    channel.transport.close();
+    for (const [key, c] of this.channels) if (c === channel) this.channels.delete(key);
   }
 
   private onResponse(channel: ServerChannel, response: DiscoveryResponse) {

@@ -69,5 +69,9 @@ describe('federation', () => {
     const { error } = await w.next('error', 200);
     assert.equal(error.code, status.INVALID_ARGUMENT);
     assert.match(error.message, /authority "nowhere.example" is not in the bootstrap/);
+    // a name that is not even well-formed is the same kind of error, never a throw
+    const bad = new RecordingWatcher<ClusterUpdate>();
+    client.watchCluster(`xdstp://a%zz/${CDS_PATH}/c1`, bad);
+    assert.equal((await bad.next('error', 200)).error.code, status.INVALID_ARGUMENT);
   });
 });

@@ -234,4 +234,27 @@ describe('ACK and NACK', () => {
     await wa.expectNothing();
     await wb.expectNothing();
   });
+
+  it('a-malformed-xdstp-name-in-a-response-costs-nothing-else', async () => {
+    env = await startEnv();
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    await env.server.waitForRequest((r) => r.typeUrl === CDS);
+    const [nonce] = env.server.sendRaw({
+      typeUrl: CDS,
+      versionInfo: 'v1',
+      resources: [
+        { typeUrl: CDS, json: edsCluster('A') },
+        {
+          typeUrl: CDS,
+          json: edsCluster('xdstp://bad%zz/envoy.config.cluster.v3.Cluster/x', {
+            serviceName: 's',
+          }),
+        },
+      ],
+    });
+    assert.equal((await w.next('changed')).resource.name, 'A');
+    const reply = await env.server.waitForRequest((r) => r.responseNonce === nonce);
+    assert.equal(reply.versionInfo, 'v1');
+  });
 });

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { ClusterUpdate, EndpointUpdate } from '../../lib';
+import { messageCodec } from '../../lib/codec';
+import { GrpcTransport } from '../../lib/client/grpc-transport';
 import { edsCluster, endpoints } from '../../lib/testing';
 import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -70,7 +72,38 @@ describe('ADS stream', () => {
   });
 
   it('watches-started-inside-callbacks-ride-on-the-ack', async () => {
-    env = await startEnv();
+    // Record, for each request written, the synchronous run it was written in.
+    const writes: { batch: number; typeUrl: string; nonce: string }[] = [];
+    let batch = 0;
+    let batchQueued = false;
+    const decode = (bytes: Uint8Array) =>
+      messageCodec('envoy.service.discovery.v3.DiscoveryRequest').decode(bytes);
+    env = await startEnv({
+      transportFactory: (server) => {
+        const inner = new GrpcTransport(server);
+        return {
+          close: () => inner.close(),
+          startAdsCall: (handlers) => {
+            const call = inner.startAdsCall(handlers);
+            return {
+              cancel: () => call.cancel(),
+              write: (bytes, onWritten) => {
+                const r = decode(bytes);
+                writes.push({ batch, typeUrl: r.typeUrl, nonce: r.responseNonce });
+                if (!batchQueued) {
+                  batchQueued = true;
+                  queueMicrotask(() => {
+                    batch++;
+                    batchQueued = false;
+                  });
+                }
+                call.write(bytes, onWritten);
+              },
+            };
+          },
+        };
+      },
+    });
     env.server.setResources('cluster', [edsCluster('A', { serviceName: 'A-eds' })]);
     env.server.setResources('endpoint', [endpoints('A-eds', [{ addresses: ['127.0.0.1:8001'] }])]);
     const ew = new RecordingWatcher<EndpointUpdate>();
@@ -85,10 +118,13 @@ describe('ADS stream', () => {
     const ack = env.server.requests.findIndex((r) => r.typeUrl === CDS && r.responseNonce !== '');
     const eds = env.server.requests.findIndex((r) => r.typeUrl === EDS);
     assert.ok(ack >= 0 && eds >= 0);
-    // The EDS subscription was made inside the CDS callback and was sent in the same flush
-    // as the CDS ACK: the two requests are adjacent and nothing waited a tick between them.
+    // The EDS subscription was made inside the CDS callback and was written in the same
+    // synchronous run as the CDS ACK: nothing waited a tick between them.
     assert.equal(Math.abs(eds - ack), 1);
     assert.deepEqual(env.server.requests[eds]!.resourceNames, ['A-eds']);
+    const ackWrite = writes.find((w) => w.typeUrl === CDS && w.nonce !== '')!;
+    const edsWrite = writes.find((w) => w.typeUrl === EDS)!;
+    assert.equal(edsWrite.batch, ackWrite.batch);
   });
 
   it('watchers-of-one-resource-share-a-subscription-and-the-last-cancel-removes-it', async () => {
@@ -135,5 +171,45 @@ describe('ADS stream', () => {
     assert.equal((await second.next('changed', 200)).resource.name, 'A');
     await second.expectNothing();
     assert.equal(env.server.requests.length, mark, 'the subscription did not change');
+  });
+
+  it('cancel-then-rewatch-a-tick-later-is-answered-by-the-server', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    const first = new RecordingWatcher<ClusterUpdate>();
+    const handle = env.client.watchCluster('A', first);
+    env.client.watchCluster('B', new RecordingWatcher());
+    await first.next('changed');
+    await settled(env.server);
+    handle.cancel();
+    await null; // the cache entry goes, and the unsubscription with it
+    const second = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', second);
+    assert.equal((await second.next('changed')).resource.name, 'A');
+    const names = env.server.requests.filter((r) => r.typeUrl === CDS).map((r) => r.resourceNames);
+    assert.ok(
+      names.some((n) => n.length === 1 && n[0] === 'B'),
+      'A was unsubscribed first',
+    );
+  });
+
+  it('cancelling-every-watch-closes-the-stream', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    const handle = env.client.watchCluster('A', w);
+    await w.next('changed');
+    await settled(env.server);
+    handle.cancel();
+    const deadline = Date.now() + 2000;
+    while (env.server.streamCount > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(env.server.streamCount, 0);
+    // and a new watch opens a new one
+    const again = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', again);
+    await again.next('changed');
+    assert.equal(env.server.streamsOpened, 2);
   });
 });

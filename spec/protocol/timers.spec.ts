@@ -7,6 +7,7 @@
 // 4. Timers stop when their stream ends and restart on the next stream, for uncached
 //    resources only; a timer never reports a resource that has arrived.
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
 import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, type ClusterUpdate } from '../../lib';
 import { edsCluster } from '../../lib/testing';
@@ -71,6 +72,29 @@ describe('does-not-exist timers', () => {
       }
     } finally {
       client.close();
+    }
+  });
+
+  it('no-timer-runs-while-the-connection-is-not-established', async () => {
+    // A server that accepts TCP and never speaks HTTP/2: the request is buffered, not sent.
+    const silent = net.createServer((socket) => sockets.push(socket));
+    const sockets: net.Socket[] = [];
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const client = new XdsClient({
+      bootstrap: {
+        xds_servers: [{ server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: 'insecure' }] }],
+      },
+      resourceTimeoutMs: 200,
+    });
+    try {
+      const w = new RecordingWatcher<ClusterUpdate>();
+      client.watchCluster('A', w);
+      await w.expectNothing(200 * 4);
+    } finally {
+      client.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 
