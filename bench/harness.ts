@@ -1,0 +1,259 @@
+// The bench's side of a sample: the one loopback management server, holding every response
+// until the bench releases it, and the client processes it talks to over IPC.
+import { fork, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import {
+  CLUSTER_TYPE_URL,
+  ENDPOINT_TYPE_URL,
+  ManagementServer,
+  type RecordedRequest,
+} from '../lib/testing';
+import type { Fixture } from './fixtures';
+import type { Command, Event, Impl, ResourceKind } from './protocol';
+
+/** Generous: a sample that takes this long has hung, and the run stops with an error. */
+const TIMEOUT_MS = 120_000;
+
+export const TYPE_URL: Readonly<Record<ResourceKind, string>> = {
+  cluster: CLUSTER_TYPE_URL,
+  endpoint: ENDPOINT_TYPE_URL,
+};
+
+type EventOf<E extends Event['ev']> = Extract<Event, { ev: E }>;
+
+/** An event and when it reached the bench (performance.now()). */
+export interface Arrival<E extends Event['ev']> {
+  readonly event: EventOf<E>;
+  readonly at: number;
+}
+
+interface Waiter {
+  resolve(arrival: Arrival<Event['ev']>): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One client process (bench/child.ts). Events are queued per kind until asked for. */
+export class ClientProcess {
+  private readonly arrived = new Map<string, Arrival<Event['ev']>[]>();
+  private readonly waiters = new Map<string, Waiter[]>();
+  private failure: Error | undefined;
+  private readonly exited: Promise<void>;
+
+  private constructor(private readonly child: ChildProcess) {
+    child.on('message', (event: Event) => this.onEvent({ event, at: performance.now() }));
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    child.once('exit', (code) => {
+      this.fail(new Error(`client process exited (code ${code})`));
+    });
+  }
+
+  /**
+   * With a directory, every client process writes V8 CPU profiles (`--cpu-prof`) into its
+   * receiver's subdirectory: DIR/ours, DIR/peer, DIR/floor.
+   */
+  static profileDir: string | undefined;
+
+  static start(impl: Impl): ClientProcess {
+    const profile = ClientProcess.profileDir && path.join(ClientProcess.profileDir, impl);
+    const child = fork(path.join(__dirname, 'child.ts'), [], {
+      // `--import tsx` resolves from here.
+      cwd: path.resolve(__dirname, '..'),
+      execArgv: [
+        '--expose-gc',
+        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+        '--import',
+        'tsx',
+      ],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    return new ClientProcess(child);
+  }
+
+  send(command: Command): void {
+    this.child.send(command);
+  }
+
+  /** The next event of a kind, already arrived or to come. */
+  next<E extends Event['ev']>(ev: E): Promise<Arrival<E>> {
+    const queued = this.arrived.get(ev)?.shift();
+    if (queued) return Promise.resolve(queued as unknown as Arrival<E>);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<Arrival<E>>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve: resolve as unknown as (arrival: Arrival<Event['ev']>) => void,
+        reject,
+        timer: setTimeout(
+          () => this.fail(new Error(`no "${ev}" from the client in ${TIMEOUT_MS} ms`)),
+          TIMEOUT_MS,
+        ),
+      };
+      const list = this.waiters.get(ev) ?? [];
+      list.push(waiter);
+      this.waiters.set(ev, list);
+    });
+  }
+
+  /** Sends a command and waits for its answer. */
+  async ask<E extends Event['ev']>(command: Command, ev: E): Promise<Arrival<E>> {
+    const answer = this.next(ev);
+    this.send(command);
+    return answer;
+  }
+
+  /** Asks the process to exit, and waits until it has. */
+  async close(): Promise<void> {
+    if (this.child.exitCode === null && this.child.connected) this.send({ cmd: 'exit' });
+    const kill = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    await this.exited;
+    clearTimeout(kill);
+  }
+
+  private onEvent(arrival: Arrival<Event['ev']>): void {
+    if (arrival.event.ev === 'error') {
+      this.fail(new Error(`client process: ${arrival.event.message}`));
+      return;
+    }
+    const waiter = this.waiters.get(arrival.event.ev)?.shift();
+    if (waiter) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(arrival);
+      return;
+    }
+    const list = this.arrived.get(arrival.event.ev) ?? [];
+    list.push(arrival);
+    this.arrived.set(arrival.event.ev, list);
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const list of this.waiters.values()) {
+      for (const waiter of list.splice(0)) {
+        clearTimeout(waiter.timer);
+        waiter.reject(this.failure);
+      }
+    }
+  }
+}
+
+/** What one delivery took: end to end at the server, and inside the client. */
+export interface Delivery {
+  /** From the server starting to write the response to the last watcher being called. */
+  readonly deliveredMs: number | undefined;
+  /** From the server starting to write the response to the ACK reaching it. */
+  readonly ackMs: number;
+  /** Client clock: response bytes in -> last watcher called (or, for the floor, all decoded). */
+  readonly processingMs: number | undefined;
+  /** Client clock: response bytes in -> ACK written. */
+  readonly ackProcessingMs: number;
+}
+
+/** The management server, with responses of both types held until `deliver` releases them. */
+export class BenchServer {
+  private constructor(readonly server: ManagementServer) {}
+
+  static async start(): Promise<BenchServer> {
+    const server = await ManagementServer.start();
+    server.holdResponses('cluster');
+    server.holdResponses('endpoint');
+    return new BenchServer(server);
+  }
+
+  get address(): string {
+    return this.server.address;
+  }
+
+  /** The stream of the client with this node id, once its first request has arrived. */
+  async streamOf(nodeId: string): Promise<number> {
+    const request = await this.server.waitForRequest((r) => r.node?.id === nodeId, {
+      timeoutMs: TIMEOUT_MS,
+    });
+    return request.streamId;
+  }
+
+  /** Until the stream has asked for `count` names of the type. */
+  async subscribed(streamId: number, resource: ResourceKind, count: number): Promise<void> {
+    const typeUrl = TYPE_URL[resource];
+    await this.server.waitForRequest(
+      (r) => r.streamId === streamId && r.typeUrl === typeUrl && r.resourceNames.length === count,
+      { timeoutMs: TIMEOUT_MS },
+    );
+  }
+
+  /**
+   * Applies `change` to the served resources (held, so nothing is sent), tells the client how
+   * many deliveries to expect, then releases the one response and times it.
+   */
+  async deliver(
+    client: ClientProcess,
+    streamId: number,
+    resource: ResourceKind,
+    deliveries: number,
+    change: () => void = () => undefined,
+  ): Promise<Delivery> {
+    change();
+    await client.ask({ cmd: 'expect', deliveries }, 'ready');
+    const after = this.server.requests.length;
+    const start = performance.now();
+    this.server.releaseResponses(resource);
+    this.server.holdResponses(resource);
+    const sent = this.server.responses.at(-1);
+    if (!sent || sent.streamId !== streamId || sent.typeUrl !== TYPE_URL[resource]) {
+      throw new Error(`no ${resource} response was owed to stream ${streamId}`);
+    }
+    const nonce = sent.nonce;
+    const ack = this.server
+      .waitForRequest((r) => r.streamId === streamId && r.responseNonce === nonce, {
+        after,
+        timeoutMs: TIMEOUT_MS,
+      })
+      .then(() => performance.now());
+    const [ackAt, delivered, acked] = await Promise.all([
+      ack,
+      deliveries > 0 ? client.next('delivered') : undefined,
+      client.next('acked'),
+    ]);
+    return {
+      deliveredMs: delivered && delivered.at - start,
+      ackMs: ackAt - start,
+      processingMs: delivered?.event.processingMs,
+      ackProcessingMs: acked.event.processingMs,
+    };
+  }
+
+  setResources(resource: ResourceKind, fixtures: readonly Fixture[]): void {
+    this.server.setResources(resource, fixtures);
+  }
+
+  setResource(resource: ResourceKind, fixture: Fixture): void {
+    this.server.setResource(resource, fixture);
+  }
+
+  /** Serves both types at once (for the cluster tree, whose client asks as it discovers). */
+  releaseAll(): void {
+    this.server.releaseResponses();
+  }
+
+  holdAll(): void {
+    this.server.holdResponses('cluster');
+    this.server.holdResponses('endpoint');
+  }
+
+  /**
+   * Between samples: waits until the last client's stream is gone, and drops the request log
+   * (each request names up to 10,000 resources, and nothing waits on old ones).
+   */
+  async settle(): Promise<void> {
+    for (let i = 0; i < 200 && this.server.streamCount > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // The log is the server's own array, exposed read-only for tests; only the bench, between
+    // samples, with no waitForRequest pending, may empty it.
+    (this.server.requests as RecordedRequest[]).length = 0;
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+}

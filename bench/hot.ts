@@ -1,0 +1,157 @@
+// Our client's response path alone, for a CPU profile without the network, the server or the
+// bench's processes: the built XdsClient, on a transport (the public `transportFactory` option)
+// that hands it one pre-encoded DiscoveryResponse again and again.
+//
+//   npx tsx bench/hot.ts resend [rounds] [--profile .tmp/resend.cpuprofile]
+//   npx tsx bench/profile.ts .tmp/resend.cpuprofile
+//
+// With --profile, the V8 profiler (node:inspector) runs during the timed rounds only, so the
+// fixtures' generation and the set-up stay out of the profile.
+// Modes: `cold` (a new client, 10,000 watchers, one response), `resend` (the same response to
+// a client that has it), `changed` (one cluster of 10,000 changed each round), `eds` (1,000
+// ClusterLoadAssignments of 100 endpoints, cold); `--count N` for other sizes. Prints the
+// median time per round.
+import * as fs from 'node:fs';
+import { Session } from 'node:inspector';
+import { performance } from 'node:perf_hooks';
+import { loadOurs, DIST } from './clients';
+import { SEED, cluster, clusters, loadAssignments, type Fixture } from './fixtures';
+import { TYPE_URL } from './harness';
+import type { ResourceKind } from './protocol';
+import { median } from './stats';
+
+type CodecModule = typeof import('../lib/codec');
+type AdsCallHandlers = import('../lib/index').AdsCallHandlers;
+
+const { messageCodec } = require(`${DIST}/codec.js`) as CodecModule;
+const { XdsClient } = loadOurs();
+const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
+
+let nonce = 0;
+function response(resource: ResourceKind, fixtures: readonly Fixture[]): Buffer {
+  const typeUrl = TYPE_URL[resource];
+  nonce++;
+  return Buffer.from(
+    responseCodec.encode(
+      responseCodec.fromObject({
+        versionInfo: String(nonce),
+        typeUrl,
+        nonce: String(nonce),
+        resources: fixtures.map((f) => ({ type_url: typeUrl, value: f.bytes })),
+      }),
+    ),
+  );
+}
+
+/** A client watching every fixture once, and the function that feeds it a response. */
+async function client(resource: ResourceKind, fixtures: readonly Fixture[]) {
+  let handlers: AdsCallHandlers | undefined;
+  const xds = new XdsClient({
+    bootstrap: {
+      xds_servers: [{ server_uri: 'localhost:1', channel_creds: [{ type: 'insecure' }] }],
+      node: { id: 'hot' },
+    },
+    transportFactory: () => ({
+      startAdsCall(h) {
+        handlers = h;
+        return { write: (_bytes, onWritten) => onWritten(), cancel: () => undefined };
+      },
+      close: () => undefined,
+    }),
+  });
+  let delivered = 0;
+  const watcher = {
+    onResourceChanged: () => void delivered++,
+    onResourceError: (error: Error) => {
+      throw error;
+    },
+  };
+  for (const { name } of fixtures) {
+    if (resource === 'cluster') xds.watchCluster(name, watcher);
+    else xds.watchEndpoints(name, watcher);
+  }
+  await new Promise((resolve) => setImmediate(resolve)); // the subscription goes out
+  return {
+    feed(bytes: Buffer): number {
+      const before = delivered;
+      const start = performance.now();
+      handlers!.onMessage(bytes);
+      const ms = performance.now() - start;
+      if (resource === 'cluster' && delivered === before && mode !== 'resend') {
+        throw new Error('nothing was delivered');
+      }
+      return ms;
+    },
+    close: () => xds.close(),
+  };
+}
+
+const args = process.argv.slice(2);
+const profileAt = args.indexOf('--profile');
+const profileFile = profileAt < 0 ? undefined : args.splice(profileAt, 2)[1];
+const countAt = args.indexOf('--count');
+const count = countAt < 0 ? undefined : Number(args.splice(countAt, 2)[1]);
+const mode = args[0] ?? 'resend';
+const rounds = Number(args[1] ?? 50);
+
+/** Starts the profiler if asked; the returned function stops it and writes the profile. */
+async function profiler(): Promise<() => Promise<void>> {
+  if (profileFile === undefined) return async () => undefined;
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  await post('Profiler.start');
+  return async () => {
+    const { profile } = (await post('Profiler.stop')) as { profile: object };
+    fs.writeFileSync(profileFile, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`profile written to ${profileFile}`);
+  };
+}
+
+async function main(): Promise<void> {
+  const times: number[] = [];
+  if (mode === 'cold' || mode === 'eds') {
+    const resource: ResourceKind = mode === 'eds' ? 'endpoint' : 'cluster';
+    const fixtures =
+      mode === 'eds' ? loadAssignments(count ?? 1_000, 100) : clusters(count ?? 10_000);
+    const bytes = response(resource, fixtures);
+    // Every round's client is made (and subscribed) first, so the profile holds the responses.
+    const made = [];
+    for (let i = 0; i < rounds; i++) made.push(await client(resource, fixtures));
+    const stop = await profiler();
+    for (const c of made) times.push(c.feed(bytes));
+    await stop();
+    for (const c of made) c.close();
+  } else if (mode === 'resend' || mode === 'changed') {
+    const fixtures = clusters(count ?? 10_000);
+    const c = await client('cluster', fixtures);
+    c.feed(response('cluster', fixtures));
+    const same = response('cluster', fixtures);
+    const updates = Array.from({ length: mode === 'changed' ? rounds : 0 }, (_, i) => {
+      const changed = [...fixtures];
+      changed[(i * 7919) % changed.length] = cluster((i * 7919) % changed.length, i + 1, SEED);
+      return response('cluster', changed);
+    });
+    const stop = await profiler();
+    for (let i = 0; i < rounds; i++) times.push(c.feed(mode === 'resend' ? same : updates[i]!));
+    await stop();
+    c.close();
+  } else {
+    throw new Error(`unknown mode ${mode}: cold, resend, changed or eds`);
+  }
+  console.log(
+    `${mode}: median ${median(times).toFixed(1)} ms over ${rounds} rounds ` +
+      `(first ${times[0]!.toFixed(1)} ms, min ${Math.min(...times).toFixed(1)} ms)`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

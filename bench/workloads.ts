@@ -1,0 +1,473 @@
+// The workloads. Each sample starts a fresh client process (bench/child.ts), lets it subscribe
+// while the server holds its responses, then releases one pre-encoded response and times it:
+// end to end at the server (release -> last watcher called, release -> ACK received) and inside
+// the client (response bytes in -> last watcher called). Receivers take turns within each
+// repetition, so drift on the machine spreads over all three.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { DIST, ROOT } from './clients';
+import {
+  SEED,
+  aggregateTree,
+  cluster,
+  clusters,
+  fingerprint,
+  loadAssignments,
+  totalBytes,
+  type Fixture,
+} from './fixtures';
+import { ClientProcess, type BenchServer, type Delivery } from './harness';
+import type { Impl, ResourceKind } from './protocol';
+import type { Results } from './stats';
+
+export interface Config {
+  /** Client processes per receiver for each workload (each gives one cold sample). */
+  readonly sessions: number;
+  /** Re-sends and single-cluster changes per CDS session. */
+  readonly updatesPerSession: number;
+  readonly smallClusters: number;
+  readonly largeClusters: number;
+  readonly assignments: number;
+  readonly endpointsPerAssignment: number;
+  readonly memoryClusters: number;
+  readonly watchersPerCluster: number;
+  readonly treeClusters: number;
+  readonly importSamples: number;
+  /** Responses the warm-up client gets before a timed sample (plus one unchanged re-send). */
+  readonly warmupRounds: number;
+  /** The EDS warm-up client's assignments (CDS warms up with as many clusters as it times). */
+  readonly warmupAssignments: number;
+}
+
+export function config(quick: boolean): Config {
+  return quick
+    ? {
+        sessions: 2,
+        updatesPerSession: 2,
+        smallClusters: 1_000,
+        largeClusters: 2_000,
+        assignments: 200,
+        endpointsPerAssignment: 100,
+        memoryClusters: 2_000,
+        watchersPerCluster: 10,
+        treeClusters: 200,
+        importSamples: 3,
+        warmupRounds: 3,
+        warmupAssignments: 100,
+      }
+    : {
+        sessions: 5,
+        updatesPerSession: 3,
+        smallClusters: 1_000,
+        largeClusters: 10_000,
+        assignments: 1_000,
+        endpointsPerAssignment: 100,
+        memoryClusters: 10_000,
+        watchersPerCluster: 10,
+        treeClusters: 200,
+        importSamples: 7,
+        warmupRounds: 4,
+        warmupAssignments: 300,
+      };
+}
+
+export interface Context {
+  readonly config: Config;
+  readonly bench: BenchServer;
+  readonly results: Results;
+  /** Lines printed under the table (identity checks, derived figures). */
+  readonly notes: string[];
+  progress(line: string): void;
+}
+
+export interface Suite {
+  /** The workload ids it measures, for --filter and --list, with what each is. */
+  readonly workloads: readonly { readonly id: string; readonly description: string }[];
+  run(ctx: Context, wanted: (id: string) => boolean): Promise<void>;
+}
+
+const RECEIVERS: readonly Impl[] = ['ours', 'peer', 'floor'];
+
+export const n = (value: number): string => value.toLocaleString('en-US');
+const MB = (bytes: number): number => bytes / (1024 * 1024);
+
+let sequence = 0;
+
+interface Session {
+  readonly client: ClientProcess;
+  /** One held response released and timed; `deliveries` counts watcher calls. */
+  deliver(deliveries: number, change?: () => void): Promise<Delivery>;
+}
+
+/** Starts a receiver in `client` watching every fixture, and waits for its subscription. */
+async function subscribe(
+  ctx: Context,
+  client: ClientProcess,
+  impl: Impl,
+  resource: ResourceKind,
+  fixtures: readonly Fixture[],
+  watchersPerName: number,
+  retain: boolean,
+): Promise<Session> {
+  const nodeId = `bench-${impl}-${++sequence}`;
+  await client.ask(
+    {
+      cmd: 'setup',
+      impl,
+      server: ctx.bench.address,
+      nodeId,
+      resource,
+      names: fixtures.map((f) => f.name),
+      watchersPerName: impl === 'floor' ? 0 : watchersPerName,
+      retain,
+      measureMemory: retain,
+    },
+    'ready',
+  );
+  const streamId = await ctx.bench.streamOf(nodeId);
+  await ctx.bench.subscribed(streamId, resource, fixtures.length);
+  return {
+    client,
+    deliver: (deliveries, change) =>
+      ctx.bench.deliver(
+        client,
+        streamId,
+        resource,
+        // The floor has no watchers: "delivered" is the whole response decoded.
+        impl === 'floor' ? Math.min(deliveries, 1) : deliveries,
+        change,
+      ),
+  };
+}
+
+/**
+ * A fresh client process subscribed to every fixture, while responses are held. With `warmup`
+ * (generations of other resources: the same names, new bytes), a first client of the same kind
+ * in the same process gets each generation in turn (a cold delivery, then full updates) and an
+ * unchanged re-send, and is stopped: the sample then runs the JIT-compiled code of a process
+ * that has been running, while its own cache is empty. (One round is not enough: our client
+ * reaches its steady speed after three or four, the floor's simpler code sooner.)
+ */
+async function withSession(
+  ctx: Context,
+  impl: Impl,
+  resource: ResourceKind,
+  fixtures: readonly Fixture[],
+  options: {
+    readonly watchersPerName: number;
+    readonly warmup: readonly (readonly Fixture[])[] | undefined;
+    /** For heap figures: the floor keeps what it decoded, and a baseline is taken. */
+    readonly retain?: boolean;
+  },
+  body: (session: Session) => Promise<void>,
+): Promise<void> {
+  const { watchersPerName, warmup } = options;
+  const retain = options.retain ?? false;
+  const client = ClientProcess.start(impl);
+  try {
+    const [first, ...later] = warmup ?? [];
+    if (first) {
+      ctx.bench.setResources(resource, first);
+      const session = await subscribe(ctx, client, impl, resource, first, watchersPerName, retain);
+      await session.deliver(first.length);
+      let last = first;
+      for (const generation of later) {
+        await session.deliver(first.length, () => ctx.bench.setResources(resource, generation));
+        last = generation;
+      }
+      await session.deliver(0, () => ctx.bench.setResources(resource, last));
+      await client.ask({ cmd: 'teardown' }, 'ready');
+      await ctx.bench.settle();
+    }
+    ctx.bench.setResources(resource, fixtures);
+    await body(await subscribe(ctx, client, impl, resource, fixtures, watchersPerName, retain));
+  } finally {
+    await client.close();
+    await ctx.bench.settle();
+  }
+}
+
+/** Warm-up generations of another seed: the same names in each, new bytes. */
+function generations<T>(rounds: number, make: (generation: number) => T): T[] {
+  return Array.from({ length: rounds }, (_, generation) => make(generation));
+}
+
+/** Cold delivery of `count` EDS clusters, one watcher each; for the large size, updates too. */
+function cdsSuite(size: 'small' | 'large', label: string): Suite {
+  const cold = `cds-${label}-cold`;
+  const resend = `cds-${label}-resend`;
+  const changed = `cds-${label}-changed`;
+  const startup = `cds-${label}-startup`;
+  const workloads = [
+    { id: cold, description: `cold CDS delivery of ${label} EDS clusters, one watcher each` },
+  ];
+  if (size === 'large') {
+    workloads.push(
+      { id: resend, description: `the ${label}-cluster response re-sent unchanged (new version)` },
+      { id: changed, description: `one cluster of ${label} changed, all re-sent (SotW)` },
+      { id: startup, description: `${label} clusters as the first response of a fresh process` },
+    );
+  }
+  return {
+    workloads,
+    async run(ctx, wanted) {
+      const count = size === 'small' ? ctx.config.smallClusters : ctx.config.largeClusters;
+      const base = clusters(count);
+      const t = {
+        delivered: `CDS ${n(count)} cold → all delivered`,
+        ack: `CDS ${n(count)} cold → ACK at server`,
+        processing: `CDS ${n(count)} cold · client processing`,
+        ackProcessing: `CDS ${n(count)} cold · client bytes → ACK`,
+        resendAck: `CDS ${n(count)} re-sent unchanged → ACK`,
+        resendProcessing: `CDS ${n(count)} re-sent unchanged · client processing`,
+        changedDelivered: `CDS 1 of ${n(count)} changed → delivered`,
+        changedAck: `CDS 1 of ${n(count)} changed → ACK`,
+        changedProcessing: `CDS 1 of ${n(count)} changed · client processing`,
+      };
+      // Small responses need more rounds: about 20,000 clusters go through the warm-up client.
+      const rounds = Math.max(ctx.config.warmupRounds, Math.ceil(20_000 / count));
+      const warmup = generations(rounds, (g) => clusters(count, SEED + 1, g));
+      const updates = size === 'large' ? ctx.config.updatesPerSession : 0;
+      const timed = wanted(cold) || (size === 'large' && (wanted(resend) || wanted(changed)));
+      for (let rep = 0; timed && rep < ctx.config.sessions; rep++) {
+        for (const impl of RECEIVERS) {
+          ctx.progress(`${cold} ${impl} ${rep + 1}/${ctx.config.sessions}`);
+          const options = { watchersPerName: 1, warmup };
+          await withSession(ctx, impl, 'cluster', base, options, async (session) => {
+            const d = await session.deliver(count);
+            ctx.results.add(cold, t.delivered, impl, 'ms', d.deliveredMs);
+            ctx.results.add(cold, t.ack, impl, 'ms', d.ackMs);
+            ctx.results.add(cold, t.processing, impl, 'ms', d.processingMs);
+            ctx.results.add(cold, t.ackProcessing, impl, 'ms', d.ackProcessingMs, true);
+            // What the server serves now: a change stays for the re-sends that follow it.
+            const served = [...base];
+            for (let u = 0; u < updates; u++) {
+              if (wanted(resend)) {
+                const r = await session.deliver(0, () => ctx.bench.setResources('cluster', served));
+                ctx.results.add(resend, t.resendAck, impl, 'ms', r.ackMs);
+                ctx.results.add(resend, t.resendProcessing, impl, 'ms', r.ackProcessingMs);
+              }
+              if (wanted(changed)) {
+                const generation = rep * updates + u + 1;
+                const index = (generation * 7919) % count;
+                served[index] = cluster(index, generation);
+                const c = await session.deliver(1, () =>
+                  ctx.bench.setResource('cluster', served[index]!),
+                );
+                ctx.results.add(changed, t.changedDelivered, impl, 'ms', c.deliveredMs);
+                ctx.results.add(changed, t.changedAck, impl, 'ms', c.ackMs);
+                ctx.results.add(changed, t.changedProcessing, impl, 'ms', c.processingMs);
+              }
+            }
+          });
+        }
+      }
+      // The same delivery with nothing compiled yet: what a service pays when it starts.
+      const title = `CDS ${n(count)} as a fresh process's first response → all delivered`;
+      for (let rep = 0; size === 'large' && wanted(startup) && rep < ctx.config.sessions; rep++) {
+        for (const impl of RECEIVERS) {
+          ctx.progress(`${startup} ${impl} ${rep + 1}/${ctx.config.sessions}`);
+          const options = { watchersPerName: 1, warmup: undefined };
+          await withSession(ctx, impl, 'cluster', base, options, async (session) => {
+            const d = await session.deliver(count);
+            ctx.results.add(startup, title, impl, 'ms', d.deliveredMs);
+          });
+        }
+      }
+      ctx.notes.push(
+        `fixtures: ${n(count)} clusters, ${n(totalBytes(base))} bytes, sha256 ${fingerprint(base)}`,
+      );
+    },
+  };
+}
+
+function edsSuite(): Suite {
+  const id = 'eds-cold';
+  return {
+    workloads: [{ id, description: 'cold EDS: 1,000 ClusterLoadAssignments of 100 endpoints' }],
+    async run(ctx) {
+      const { assignments, endpointsPerAssignment: per } = ctx.config;
+      const fixtures = loadAssignments(assignments, per);
+      const warmup = generations(ctx.config.warmupRounds, (g) =>
+        loadAssignments(ctx.config.warmupAssignments, per, SEED + 1, g),
+      );
+      const what = `EDS ${n(assignments)} × ${per} endpoints cold`;
+      for (let rep = 0; rep < ctx.config.sessions; rep++) {
+        for (const impl of RECEIVERS) {
+          ctx.progress(`${id} ${impl} ${rep + 1}/${ctx.config.sessions}`);
+          const options = { watchersPerName: 1, warmup };
+          await withSession(ctx, impl, 'endpoint', fixtures, options, async (session) => {
+            const d = await session.deliver(assignments);
+            ctx.results.add(id, `${what} → all delivered`, impl, 'ms', d.deliveredMs);
+            ctx.results.add(id, `${what} → ACK at server`, impl, 'ms', d.ackMs);
+            ctx.results.add(id, `${what} · client processing`, impl, 'ms', d.processingMs);
+          });
+        }
+      }
+      ctx.notes.push(
+        `fixtures: ${n(assignments)} assignments, ${n(totalBytes(fixtures))} bytes, ` +
+          `sha256 ${fingerprint(fixtures)}`,
+      );
+    },
+  };
+}
+
+/**
+ * Heap after GC in the client process, less the same just before the client was made: first
+ * with one watcher per cluster, then with `watchersPerCluster` (the rest added to the cached
+ * resources). Includes the bench's own watcher objects, the same class for both clients.
+ */
+function memorySuite(): Suite {
+  const id = 'memory';
+  return {
+    workloads: [{ id, description: '100,000 watchers over 10,000 clusters: heap after GC' }],
+    async run(ctx) {
+      const { memoryClusters: count, watchersPerCluster: per } = ctx.config;
+      const fixtures = clusters(count);
+      const one = `heap: ${n(count)} clusters × 1 watcher`;
+      const many = `heap: ${n(count * per)} watchers on ${n(count)} clusters`;
+      const identity = new Map<Impl, string>();
+      for (let rep = 0; rep < ctx.config.sessions; rep++) {
+        for (const impl of RECEIVERS) {
+          ctx.progress(`${id} ${impl} ${rep + 1}/${ctx.config.sessions}`);
+          const options = { watchersPerName: 1, warmup: undefined, retain: true };
+          await withSession(ctx, impl, 'cluster', fixtures, options, async (session) => {
+            await session.deliver(count);
+            const first = await session.client.ask({ cmd: 'report' }, 'report');
+            ctx.results.add(id, one, impl, 'MB', MB(first.event.heapBytes));
+            ctx.results.add(
+              id,
+              'array buffers',
+              impl,
+              'MB',
+              MB(first.event.arrayBufferBytes),
+              true,
+            );
+            if (impl === 'floor') return;
+            const more = per - 1;
+            await session.client.ask({ cmd: 'expect', deliveries: count * more }, 'ready');
+            const delivered = session.client.next('delivered');
+            session.client.send({ cmd: 'more', watchersPerName: more });
+            await delivered;
+            const second = (await session.client.ask({ cmd: 'report' }, 'report')).event;
+            ctx.results.add(id, many, impl, 'MB', MB(second.heapBytes));
+            const perWatcher = (second.heapBytes - first.event.heapBytes) / (count * more);
+            ctx.results.add(id, 'bytes per added watcher', impl, 'B', perWatcher, true);
+            identity.set(
+              impl,
+              `${n(second.watchers)} watchers of ${n(second.resources)} clusters: ` +
+                (second.nonIdentical === 0
+                  ? 'every watcher of a cluster holds the same object'
+                  : `${n(second.nonIdentical)} clusters with differing objects`) +
+                (second.frozen ? ', frozen' : ', not frozen'),
+            );
+          });
+        }
+      }
+      for (const impl of ['ours', 'peer'] as const) {
+        const bytes = ctx.results.median('bytes per added watcher', impl);
+        const check = identity.get(impl);
+        if (bytes === undefined || check === undefined) continue;
+        ctx.notes.push(`${impl}: ${check}; ${bytes.toFixed(0)} bytes of heap per added watcher`);
+      }
+      const buffers = RECEIVERS.map(
+        (impl) => `${impl} ${(ctx.results.median('array buffers', impl) ?? 0).toFixed(1)} MB`,
+      );
+      ctx.notes.push(
+        `outside the heap, array buffers after GC with ${n(count)} clusters: ${buffers.join(', ')}`,
+      );
+    },
+  };
+}
+
+/** `require()` time of the package in a fresh `node` process, module loading only. */
+function importSuite(): Suite {
+  const id = 'import';
+  const modules: Readonly<Record<Impl, readonly string[]>> = {
+    ours: [path.join(DIST, 'index.js')],
+    peer: ['@grpc/grpc-js-xds'],
+    // What we cannot do without: our two runtime dependencies.
+    floor: ['@grpc/grpc-js', 'protobufjs'],
+  };
+  return {
+    workloads: [{ id, description: 'package import time in a fresh process' }],
+    async run(ctx) {
+      const title = 'import in a fresh process';
+      for (let rep = 0; rep < ctx.config.importSamples; rep++) {
+        for (const impl of RECEIVERS) {
+          ctx.progress(`${id} ${impl} ${rep + 1}/${ctx.config.importSamples}`);
+          const script =
+            "const { performance } = require('node:perf_hooks');" +
+            'const start = performance.now();' +
+            `for (const m of ${JSON.stringify(modules[impl])}) require(m);` +
+            'process.stdout.write(String(performance.now() - start));';
+          const child = spawnSync(process.execPath, ['-e', script], {
+            cwd: ROOT,
+            encoding: 'utf8',
+          });
+          const ms = Number(child.stdout);
+          if (child.status !== 0 || !Number.isFinite(ms)) {
+            throw new Error(`import ${impl}: ${child.stderr || child.stdout}`);
+          }
+          ctx.results.add(id, title, impl, 'ms', ms);
+        }
+      }
+    },
+  };
+}
+
+/** gRFC A37: watchClusterTree + ClusterResolver over an aggregate tree (ours only). */
+function treeSuite(): Suite {
+  const id = 'tree';
+  return {
+    workloads: [
+      { id, description: 'aggregate tree of 200 clusters resolved to priorities (ours only)' },
+    ],
+    async run(ctx) {
+      const tree = aggregateTree(ctx.config.treeClusters);
+      const expected = tree.leaves * tree.prioritiesPerLeaf;
+      const title = `A37 tree of ${n(tree.clusters.length)} clusters → ${n(expected)} priorities`;
+      ctx.bench.setResources('cluster', tree.clusters);
+      ctx.bench.setResources('endpoint', tree.endpoints);
+      // The client discovers the tree level by level: the server answers as it asks.
+      ctx.bench.releaseAll();
+      try {
+        for (let rep = 0; rep < ctx.config.sessions; rep++) {
+          ctx.progress(`${id} ours ${rep + 1}/${ctx.config.sessions}`);
+          const client = ClientProcess.start('ours');
+          try {
+            const done = await client.ask(
+              {
+                cmd: 'tree',
+                server: ctx.bench.address,
+                nodeId: `bench-tree-${++sequence}`,
+                root: tree.root,
+                expectedPriorities: expected,
+              },
+              'tree',
+            );
+            ctx.results.add(id, title, 'ours', 'ms', done.event.ms);
+          } finally {
+            await client.close();
+            await ctx.bench.settle();
+          }
+        }
+      } finally {
+        ctx.bench.holdAll();
+      }
+      ctx.notes.push(
+        `${id}: @grpc/grpc-js-xds has no public equivalent of watchClusterTree/ClusterResolver ` +
+          '(its aggregate handling is inside its xds: resolver), so only ours is measured.',
+      );
+    },
+  };
+}
+
+export const SUITES: readonly Suite[] = [
+  importSuite(),
+  cdsSuite('small', '1k'),
+  cdsSuite('large', '10k'),
+  edsSuite(),
+  memorySuite(),
+  treeSuite(),
+];
