@@ -5,6 +5,7 @@ import type { DiscoveryResponse, Node } from '../generated/protos';
 import { tracer } from '../trace';
 import { Backoff } from './backoff';
 import { XdsError } from './errors';
+import { scanResponse, type ResponseShape } from './response-scan';
 import type { AdsCall, XdsTransport } from './transport';
 
 const trace = tracer('xds_ads');
@@ -36,6 +37,12 @@ export interface ResponseVerdict {
 export interface AdsStreamEvents {
   /** A response arrived. `undefined` means its type is unknown: neither ACK nor NACK. */
   onResponse(response: DiscoveryResponse): ResponseVerdict | undefined;
+  /**
+   * A response arrived whose resources are byte-for-byte those of the last response of its type
+   * on this stream, which was ACKed, and no name was subscribed or dropped since: it would
+   * change nothing but versions. Returns false to have it decoded and processed normally.
+   */
+  onUnchangedResponse(response: ResponseShape): boolean;
   /** The first response of a stream arrived: the server is reachable and talking. */
   onConnected(): void;
   /** A request was handed to the wire on the current stream. */
@@ -58,6 +65,10 @@ interface TypeState {
   dirty: boolean;
   /** A request of this type went out on this stream (so an empty name list means "none"). */
   sentOnStream: boolean;
+  /** The resources of the last response of this type on this stream, if it was ACKed. */
+  lastAckedResources: Uint8Array | undefined;
+  /** A name was subscribed or dropped since the last response was processed. */
+  namesChanged: boolean;
 }
 
 /**
@@ -93,12 +104,15 @@ export class AdsStream {
         nack: undefined,
         dirty: false,
         sentOnStream: false,
+        lastAckedResources: undefined,
+        namesChanged: false,
       };
       this.types.set(typeUrl, state);
     }
     if (state.names.has(name)) return;
     state.names.add(name);
     state.dirty = true;
+    state.namesChanged = true;
     this.queueFlush();
   }
 
@@ -106,6 +120,7 @@ export class AdsStream {
     const state = this.types.get(typeUrl);
     if (!state?.names.delete(name)) return;
     state.dirty = true;
+    state.namesChanged = true;
     this.queueFlush();
   }
 
@@ -138,6 +153,7 @@ export class AdsStream {
       state.nonce = '';
       state.nack = undefined;
       state.sentOnStream = false;
+      state.lastAckedResources = undefined;
       state.dirty = state.names.size > 0;
     }
     if (trace.enabled) trace.log(`${this.server.serverUri}: starting ADS stream`);
@@ -205,6 +221,8 @@ export class AdsStream {
   }
 
   private onMessage(bytes: Uint8Array): void {
+    const shape = scanResponse(bytes);
+    if (shape && this.tryUnchanged(shape)) return;
     let response: DiscoveryResponse;
     try {
       response = responseCodec.decode(bytes);
@@ -213,17 +231,48 @@ export class AdsStream {
       if (trace.enabled) trace.log(`${this.server.serverUri}: undecodable response: ${String(e)}`);
       return;
     }
+    if (!this.markResponse()) return;
+    const state = this.types.get(response.typeUrl);
+    // Watches started by callbacks during onResponse count as changes after this response.
+    if (state) state.namesChanged = false;
+    const verdict = this.events.onResponse(response);
+    if (verdict === undefined || this.closed || !this.call || !state) return;
+    // Kept to recognise an identical re-send (a copy: the message buffer is grpc-js's).
+    state.lastAckedResources =
+      verdict.nack === undefined && shape?.typeUrl === response.typeUrl
+        ? Buffer.from(shape.resources)
+        : undefined;
+    this.answer(state, response.nonce, response.versionInfo, verdict);
+  }
+
+  /** The fast path for a re-sent, unchanged response (see onUnchangedResponse). */
+  private tryUnchanged(shape: ResponseShape): boolean {
+    const state = this.types.get(shape.typeUrl);
+    const last = state?.lastAckedResources;
+    if (!state || !last || state.namesChanged) return false;
+    if (last.length !== shape.resources.length || Buffer.compare(last, shape.resources) !== 0) {
+      return false;
+    }
+    if (!this.markResponse()) return true;
+    if (!this.events.onUnchangedResponse(shape)) return false;
+    if (this.closed || !this.call) return true;
+    this.answer(state, shape.nonce, shape.versionInfo, { applied: true });
+    return true;
+  }
+
+  /** Notes that the stream has had a response; false if the stream was closed meanwhile. */
+  private markResponse(): boolean {
     if (!this.hadResponse) {
       this.hadResponse = true;
       this.events.onConnected();
-      if (this.closed) return;
     }
-    const verdict = this.events.onResponse(response);
-    if (verdict === undefined || this.closed || !this.call) return;
-    const state = this.types.get(response.typeUrl);
-    if (!state) return;
-    state.nonce = response.nonce;
-    if (verdict.nack === undefined || verdict.applied) state.version = response.versionInfo;
+    return !this.closed;
+  }
+
+  /** Records the ACK or NACK and sends it, with any subscription changes callbacks made. */
+  private answer(state: TypeState, nonce: string, version: string, verdict: ResponseVerdict) {
+    state.nonce = nonce;
+    if (verdict.nack === undefined || verdict.applied) state.version = version;
     state.nack = verdict.nack;
     state.dirty = true;
     // Synchronous: subscriptions made by watcher callbacks during onResponse ride along.

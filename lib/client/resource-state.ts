@@ -74,18 +74,18 @@ export class ResourceState<T> {
     this.timer = undefined;
   }
 
-  /** A new valid version. */
-  setResource(resource: T, bytes: Uint8Array, version: string): void {
+  /** A new valid version. `now` is shared by a whole response (one Date, not one each). */
+  setResource(resource: T, bytes: Uint8Array, version: string, now: Date): void {
     this.resource = resource;
     this.bytes = bytes;
-    this.markAcked(version);
+    this.markAcked(version, now);
   }
 
   /** The server (re)confirmed what is cached: same bytes, new version. */
-  markAcked(version: string): void {
+  markAcked(version: string, now: Date): void {
     this.version = version;
     this.status = 'ACKED';
-    this.updateTime = new Date();
+    this.updateTime = now;
     this.error = undefined;
     this.deletionIgnored = false;
     this.stopTimer();

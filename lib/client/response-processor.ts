@@ -32,15 +32,21 @@ export interface ProcessedResponse {
   readonly verdict: ResponseVerdict;
   /** Run after the verdict is recorded: they may start watches that ride on the ACK. */
   readonly notifications: readonly Notification[];
+  /** The cache entries this response set or confirmed (valid or unchanged resources). */
+  readonly applied: readonly ResourceState<unknown>[];
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0;
 }
 
-/** Copies a resource's bytes out of the response buffer, so caching it keeps no response alive. */
+/**
+ * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive.
+ * Buffer.from copies small resources into Node's shared pool instead of allocating an
+ * ArrayBuffer each (bench/README.md: ~6 % of a cold 10,000-cluster delivery).
+ */
 function ownBytes(bytes: Uint8Array): Uint8Array {
-  return Uint8Array.prototype.slice.call(bytes);
+  return Buffer.from(bytes);
 }
 
 /**
@@ -55,10 +61,11 @@ export function processResponse(
 ): ProcessedResponse {
   const { type, server } = ctx;
   const version = response.versionInfo;
+  const now = new Date();
   const seen = new Set<string>();
   const errors: string[] = [];
   const notifications: Notification[] = [];
-  let applied = 0;
+  const applied: ResourceState<unknown>[] = [];
   let namelessErrors = 0;
   const withNode = (message: string) => `${message} [xDS node id: ${ctx.nodeId}]`;
 
@@ -103,8 +110,8 @@ export function processResponse(
     if (state.bytes && bytesEqual(state.bytes, bytes)) {
       // Same bytes as the cached version: nobody is told, but the status and version move on.
       if (state.deletionIgnored && trace.enabled) trace.log(`${type.typeName} "${name}" is back`);
-      state.markAcked(version);
-      applied++;
+      state.markAcked(version, now);
+      applied.push(state);
       return;
     }
     decoded ??= safeDecode(type, bytes, server);
@@ -118,8 +125,8 @@ export function processResponse(
       return;
     }
     if ('resource' in decoded) {
-      state.setResource(decoded.resource, ownBytes(bytes), version);
-      applied++;
+      state.setResource(decoded.resource, ownBytes(bytes), version, now);
+      applied.push(state);
       notifications.push(() => state.notifyChanged());
       return;
     }
@@ -132,7 +139,7 @@ export function processResponse(
     });
     state.status = 'NACKED';
     state.failedVersion = version;
-    state.failedTime = new Date();
+    state.failedTime = now;
     state.error = error;
     state.stopTimer(); // it exists, even if invalid
     if (state.resource !== undefined && !server.failOnDataErrors) {
@@ -152,8 +159,11 @@ export function processResponse(
   const verdict: ResponseVerdict =
     errors.length === 0
       ? { applied: true }
-      : { nack: `xDS response validation errors: [${errors.join('; ')}]`, applied: applied > 0 };
-  return { verdict, notifications };
+      : {
+          nack: `xDS response validation errors: [${errors.join('; ')}]`,
+          applied: applied.length > 0,
+        };
+  return { verdict, notifications, applied };
 }
 
 /** SotW: a cached Listener or Cluster missing from a response has been deleted. */
