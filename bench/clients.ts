@@ -5,7 +5,7 @@
 // and when the ACK is written.
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Event, ResourceKind } from './protocol';
+import type { Event, ResourceKind, SetupCommand } from './protocol';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const DIST = path.join(ROOT, 'dist', 'lib');
@@ -120,16 +120,11 @@ export interface BenchClient {
   close(): void;
 }
 
-export interface ClientOptions {
-  readonly server: string;
-  readonly nodeId: string;
-  readonly resource: ResourceKind;
-  readonly names: readonly string[];
-  readonly watchersPerName: number;
-  /** The floor: keep the decoded messages, as a cache would (for the heap figures). */
-  readonly retain: boolean;
-  readonly probe: Probe;
-}
+/** What a client is made from: the setup command's fields, and where it reports deliveries. */
+export type ClientOptions = Pick<
+  SetupCommand,
+  'server' | 'nodeId' | 'resource' | 'names' | 'watchersPerName' | 'retain'
+> & { readonly probe: Probe };
 
 /**
  * Loads what an implementation needs before the heap baseline is taken, so that a memory figure
