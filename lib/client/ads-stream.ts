@@ -82,6 +82,7 @@ export class AdsStream {
   private hadResponse = false;
   private nodeSent = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  private retryDue = 0;
   private flushQueued = false;
   private closed = false;
 
@@ -92,7 +93,14 @@ export class AdsStream {
     private readonly backoff: Backoff,
     private readonly nodeId: string,
     private readonly events: AdsStreamEvents,
+    /** No stream starts before this time (ms since epoch): a predecessor's pending backoff. */
+    private readonly notBefore = 0,
   ) {}
+
+  /** When the next stream is due, while one is waiting for its backoff; else 0. */
+  get retryAt(): number {
+    return this.retryTimer ? this.retryDue : 0;
+  }
 
   subscribe(typeUrl: string, name: string): void {
     let state = this.types.get(typeUrl);
@@ -173,7 +181,11 @@ export class AdsStream {
   private flush(): void {
     if (this.closed) return;
     if (!this.call) {
-      if (!this.retryTimer && [...this.types.values()].some((s) => s.dirty)) this.start();
+      if (!this.retryTimer && [...this.types.values()].some((s) => s.dirty)) {
+        const wait = this.notBefore - Date.now();
+        if (wait > 0) this.startAfter(wait);
+        else this.start();
+      }
       return;
     }
     for (const [typeUrl, state] of this.types) {
@@ -298,11 +310,15 @@ export class AdsStream {
     }
     // A healthy stream resets the backoff, but the next one still waits the initial delay.
     if (hadResponse) this.backoff.reset();
-    const delay = this.backoff.next();
+    this.startAfter(this.backoff.next());
+    this.events.onStreamEnded(error, hadResponse);
+  }
+
+  private startAfter(delayMs: number): void {
+    this.retryDue = Date.now() + delayMs;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.start();
-    }, delay);
-    this.events.onStreamEnded(error, hadResponse);
+    }, delayMs);
   }
 }

@@ -58,6 +58,7 @@ export class GrpcTransport implements XdsTransport {
     const end = (code: number, details: string) => {
       if (ended) return;
       ended = true;
+      this.dropEndedWaiters();
       handlers.onEnd(code, details);
     };
     call.on('data', (bytes: Buffer) => {
@@ -73,23 +74,61 @@ export class GrpcTransport implements XdsTransport {
         // request that really went out, so wait for the channel to be READY as well.
         call.write(toBuffer(bytes), () => this.whenReady(() => !ended, onWritten));
       },
-      cancel() {
+      cancel: () => {
         ended = true;
+        this.dropEndedWaiters();
         call.cancel();
       },
     };
   }
 
+  /** Writes whose "written" callback waits for the channel to be READY (see write). */
+  private readonly waitingForReady = new Set<{ live: () => boolean; then: () => void }>();
+  private watchingState = false;
+
   /** Runs `then` once the channel is READY, unless `live()` says the call is gone by then. */
   private whenReady(live: () => boolean, then: () => void): void {
+    if (!live()) return;
+    const state = this.client.getChannel().getConnectivityState(false);
+    if (state === grpc.connectivityState.READY) then();
+    else if (state !== grpc.connectivityState.SHUTDOWN) {
+      this.waitingForReady.add({ live, then });
+      this.watchState();
+    }
+  }
+
+  /**
+   * One connectivity watch for all waiting writes, renewed on every state change. (One per
+   * write would pile up while the channel sits in TRANSIENT_FAILURE, where no change comes.)
+   */
+  private watchState(): void {
+    if (this.watchingState || this.waitingForReady.size === 0) return;
     const channel = this.client.getChannel();
     const state = channel.getConnectivityState(false);
-    if (!live() || state === grpc.connectivityState.SHUTDOWN) return;
-    if (state === grpc.connectivityState.READY) {
-      then();
+    if (state === grpc.connectivityState.SHUTDOWN) {
+      this.waitingForReady.clear();
       return;
     }
-    channel.watchConnectivityState(state, Infinity, () => this.whenReady(live, then));
+    this.watchingState = true;
+    channel.watchConnectivityState(state, Infinity, () => {
+      this.watchingState = false;
+      const ready = channel.getConnectivityState(false) === grpc.connectivityState.READY;
+      for (const waiter of [...this.waitingForReady]) {
+        if (!waiter.live()) this.waitingForReady.delete(waiter);
+        else if (ready) {
+          this.waitingForReady.delete(waiter);
+          waiter.then();
+        }
+      }
+      this.watchState();
+    });
+  }
+
+  /** Forgets the waiting writes of calls that are over (called when a call ends). */
+  private dropEndedWaiters(): void {
+    for (const waiter of this.waitingForReady) {
+      if (!waiter.live()) this.waitingForReady.delete(waiter);
+    }
   }
 
   close(): void {

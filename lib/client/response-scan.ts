@@ -1,3 +1,5 @@
+import { messageCodec } from '../codec';
+
 /**
  * A DiscoveryResponse read at the wire level, without decoding its resources: enough to tell
  * that its resources are byte-for-byte those of an earlier response.
@@ -16,6 +18,8 @@ const RESOURCES = 2;
 const CANARY = 3;
 const TYPE_URL = 4;
 const NONCE = 5;
+const CONTROL_PLANE = 6;
+const controlPlaneCodec = messageCodec('envoy.config.core.v3.ControlPlane');
 
 /**
  * Scans a serialized DiscoveryResponse. Returns undefined for anything unusual (resources not
@@ -48,9 +52,16 @@ export function scanResponse(bytes: Uint8Array): ResponseShape | undefined {
     if (key < 0) return undefined;
     const field = Math.floor(key / 8);
     const wire = key & 7;
+    // protobufjs reads a known field whatever its wire type: a known field with an unexpected
+    // one is left to the full decode, so both paths always agree.
+    if (field === CANARY ? wire !== 0 : field <= CONTROL_PLANE && wire !== 2) return undefined;
     if (wire === 0) {
-      if (field !== CANARY && field <= NONCE) return undefined;
       if (varint() < 0) return undefined;
+      continue;
+    }
+    if (wire === 1 || wire === 5) {
+      pos += wire === 1 ? 8 : 4;
+      if (pos > end) return undefined;
       continue;
     }
     if (wire !== 2) return undefined;
@@ -66,8 +77,18 @@ export function scanResponse(bytes: Uint8Array): ResponseShape | undefined {
     } else if (field === VERSION_INFO) versionInfo = text(from, pos);
     else if (field === TYPE_URL) typeUrl = text(from, pos);
     else if (field === NONCE) nonce = text(from, pos);
-    else if (field === CANARY) return undefined;
+    else if (field === CONTROL_PLANE && !decodes(bytes.subarray(from, pos))) return undefined;
   }
   const resources = first < 0 ? bytes.subarray(0, 0) : bytes.subarray(first, last);
   return { typeUrl, versionInfo, nonce, resourceCount: count, resources };
+}
+
+/** Whether a control_plane body decodes (a response whose body does not is dropped). */
+function decodes(body: Uint8Array): boolean {
+  try {
+    controlPlaneCodec.decode(body);
+    return true;
+  } catch {
+    return false;
+  }
 }

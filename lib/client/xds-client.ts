@@ -60,8 +60,11 @@ class ServerChannel {
   readonly lastApplied = new Map<string, readonly ResourceState<unknown>[]>();
   constructor(
     readonly config: XdsServerConfig,
+    /** serverKey(config): the channel's key in the client's maps. */
+    readonly key: string,
     readonly transport: XdsTransport,
     readonly stream: AdsStream,
+    readonly backoff: Backoff,
   ) {}
   *allResources(): Iterable<ResourceState<unknown>> {
     for (const byName of this.resources.values()) yield* byName.values();
@@ -80,6 +83,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   private readonly channels = new Map<string, ServerChannel>();
   private readonly types = new Map<string, ResourceType<unknown>>();
   private closed = false;
+  /** What a disconnected idle server channel leaves for its successor (see channelFor). */
+  private readonly pastChannels = new Map<string, { backoff: Backoff; retryAt: number }>();
   /** Resources whose last watcher left this tick (see forget). */
   private readonly forgetting = new Map<ResourceState<unknown>, ServerChannel>();
 
@@ -211,6 +216,12 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     const key = serverKey(server);
     let channel = this.channels.get(key);
     if (!channel) {
+      // A server disconnected for want of watches keeps its backoff when it is needed again:
+      // re-watching must never be a way around the reconnect backoff. Its old error is not
+      // replayed: new watchers hear of the next attempt, which waits out the backoff.
+      const past = this.pastChannels.get(key);
+      this.pastChannels.delete(key);
+      const backoff = past?.backoff ?? new Backoff(this.options.backoff);
       const transport =
         this.options.transportFactory?.(server) ??
         new GrpcTransport(server, this.options.channelOptions);
@@ -218,7 +229,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
         server,
         transport,
         buildNode(this.bootstrap.node),
-        new Backoff(this.options.backoff),
+        backoff,
         this.bootstrap.node.id,
         {
           onResponse: (response) => this.onResponse(channel!, response),
@@ -227,8 +238,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
           onRequestWritten: (request) => this.onRequestWritten(channel!, request),
           onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
         },
+        past?.retryAt ?? 0,
       );
-      channel = new ServerChannel(server, transport, stream);
+      channel = new ServerChannel(server, key, transport, stream, backoff);
       this.channels.set(key, channel);
     }
     return channel;
@@ -264,9 +276,13 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   }
 
   private closeChannel(channel: ServerChannel): void {
+    this.pastChannels.set(channel.key, {
+      backoff: channel.backoff,
+      retryAt: channel.stream.retryAt,
+    });
     channel.stream.close();
     channel.transport.close();
-    for (const [key, c] of this.channels) if (c === channel) this.channels.delete(key);
+    this.channels.delete(channel.key);
   }
 
   private onResponse(channel: ServerChannel, response: DiscoveryResponse) {

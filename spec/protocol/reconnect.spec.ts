@@ -140,4 +140,36 @@ describe('reconnect', () => {
     assert.ok(gap >= 80, `even after a healthy stream the initial delay applies, got ${gap} ms`);
     assert.ok(gap < 600, `the backoff was reset by the healthy stream, got ${gap} ms`);
   });
+
+  it('re-watching-after-an-error-does-not-get-around-the-backoff', async () => {
+    // A consumer that cancels and watches again on every error, against a server that cannot
+    // be reached: the client disconnects the idle server in between, and must still wait.
+    const client = new XdsClient({
+      bootstrap: {
+        xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }],
+      },
+      backoff: { initialMs: 300, multiplier: 2, maxMs: 10_000, jitter: 0 },
+    });
+    let failures = 0;
+    client.on('disconnected', () => failures++);
+    let stopped = false;
+    const watch = () => {
+      const handle = client.watchCluster('A', {
+        onResourceChanged() {},
+        onResourceError() {
+          handle.cancel();
+          if (!stopped) setImmediate(watch);
+        },
+      });
+    };
+    try {
+      watch();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // attempts at about 0, 300 and 900 ms
+      assert.ok(failures >= 2 && failures <= 4, `${failures} stream attempts in 1 s`);
+    } finally {
+      stopped = true;
+      client.close();
+    }
+  });
 });
