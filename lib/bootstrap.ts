@@ -62,8 +62,16 @@ export interface Bootstrap {
 
 /** A stable identity for a server config: equal keys share one ADS stream. */
 export function serverKey(server: XdsServerConfig): string {
-  return JSON.stringify([server.serverUri, server.channelCreds, server.serverFeatures]);
+  // Called on every watch(); configs are frozen, so the key of each object is computed once.
+  let key = serverKeys.get(server);
+  if (key === undefined) {
+    key = JSON.stringify([server.serverUri, server.channelCreds, server.serverFeatures]);
+    serverKeys.set(server, key);
+  }
+  return key;
 }
+
+const serverKeys = new WeakMap<XdsServerConfig, string>();
 
 /** Where `loadBootstrap()` looks when it is given no input. */
 export interface BootstrapSources {
