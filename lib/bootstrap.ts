@@ -5,8 +5,8 @@
 
 import { readFileSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
-import { XdsError, type FieldError, type XdsErrorOptions } from './client/errors';
-import { ValidationErrors, formatFieldErrors } from './resources/validation-errors';
+import { XdsError, formatFieldErrors, type FieldError, type XdsErrorOptions } from './errors';
+import { ValidationErrors } from './validation-errors';
 
 /** A channel credential this library can use to reach an xDS server. */
 export type ChannelCredsType = 'insecure' | 'tls' | 'google_default';

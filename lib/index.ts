@@ -7,8 +7,8 @@ export { XdsClientCore, DEFAULT_RESOURCE_TIMEOUT_MS } from './client/xds-client'
 export type { XdsClientOptions, ResourceDump } from './client/xds-client';
 export type { ResourceStatus } from './client/resource-state';
 export type { ResourceWatcher, WatchHandle } from './client/resource-watcher';
-export { XdsError, isXdsError } from './client/errors';
-export type { FieldError, XdsErrorOptions } from './client/errors';
+export { XdsError, isXdsError } from './errors';
+export type { FieldError, XdsErrorOptions } from './errors';
 export type {
   XdsClientEvents,
   RequestEvent,
@@ -39,7 +39,7 @@ export type {
 } from './bootstrap';
 
 export type { ResourceType, DecodeResult, DecodeContext } from './resources/resource-type';
-export { ValidationErrors } from './resources/validation-errors';
+export { ValidationErrors } from './validation-errors';
 export { clusterResourceType } from './resources/cluster';
 export { endpointResourceType } from './resources/endpoint';
 export { listenerResourceType } from './resources/listener';

@@ -3,7 +3,7 @@
 // cluster tree → discovery mechanisms → priorities, and a script changes the snapshot.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { XdsError } from '../client/errors';
+import type { XdsError } from '../errors';
 import type { RouteConfigUpdate } from '../resources/route-config/update';
 import { ManagementServer } from '../testing/management-server';
 import { edsCluster, endpoints } from '../testing/resources';

@@ -1,6 +1,6 @@
 // The `xds-client` command: dispatch to a subcommand, and turn every failure into one line on
 // stderr and an exit code (docs/cli.md). Nothing a person meets prints a stack trace.
-import { isXdsError } from '../client/errors';
+import { isXdsError } from '../errors';
 import { VERSION } from '../version';
 import { runBootstrap } from './bootstrap-cmd';
 import { runDemo } from './demo';

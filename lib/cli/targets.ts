@@ -1,5 +1,5 @@
 // What `watch` can watch, and how each kind is started and rendered.
-import type { XdsError } from '../client/errors';
+import type { XdsError } from '../errors';
 import { clusterResourceType } from '../resources/cluster';
 import { endpointResourceType } from '../resources/endpoint';
 import { listenerResourceType } from '../resources/listener';

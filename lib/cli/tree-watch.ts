@@ -1,6 +1,6 @@
 // The cluster tree and the cluster resolver joined (gRFC A37), reported as one snapshot: the
 // clusters of the tree, its discovery mechanisms and the priorities they resolve to.
-import type { XdsError } from '../client/errors';
+import type { XdsError } from '../errors';
 import { ClusterResolver, type Priority } from '../clusters/cluster-resolver';
 import { watchClusterTree, type ClusterTreeUpdate } from '../clusters/cluster-tree';
 import type { DnsResolver } from '../clusters/logical-dns';

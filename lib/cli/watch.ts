@@ -1,6 +1,6 @@
 // `xds-client watch`: ask a management server what a gRPC client would see.
 import { status } from '@grpc/grpc-js';
-import { isXdsError, type XdsError } from '../client/errors';
+import { isXdsError, type XdsError } from '../errors';
 import { XdsClient } from '../xds-client';
 import { parseArgs, noPositionals, type FlagSpecs } from './args';
 import { resolveBootstrap, SERVER_FLAGS, type ResolvedBootstrap } from './bootstrap-cmd';

@@ -4,7 +4,7 @@ import { messageCodec } from '../codec';
 import type { DiscoveryResponse, Node } from '../generated/protos';
 import { tracer } from '../trace';
 import { Backoff } from './backoff';
-import { XdsError } from './errors';
+import { XdsError } from '../errors';
 import { scanResponse, type ResponseShape } from './response-scan';
 import type { AdsCall, XdsTransport } from './transport';
 

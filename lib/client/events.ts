@@ -1,4 +1,4 @@
-import type { XdsError } from './errors';
+import type { XdsError } from '../errors';
 
 export interface RequestEvent {
   /** The xDS server's URI. */

@@ -1,6 +1,6 @@
 import { logError } from '../trace';
 import type { ResourceType } from '../resources/resource-type';
-import type { XdsError } from './errors';
+import type { XdsError } from '../errors';
 import type { ResourceWatcher } from './resource-watcher';
 
 /** CSDS's client status of a resource. */

@@ -1,4 +1,4 @@
-import type { XdsError } from './errors';
+import type { XdsError } from '../errors';
 
 /**
  * The watcher contract (gRFC A88's shape).

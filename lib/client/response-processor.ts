@@ -3,10 +3,10 @@ import type { XdsServerConfig } from '../bootstrap';
 import { messageCodec } from '../codec';
 import type { Any, DiscoveryResponse } from '../generated/protos';
 import type { DecodeResult, ResourceType } from '../resources/resource-type';
-import { formatFieldErrors } from '../resources/validation-errors';
+
 import { logError, tracer } from '../trace';
 import type { ResponseVerdict } from './ads-stream';
-import { XdsError } from './errors';
+import { XdsError, formatFieldErrors } from '../errors';
 import { parseResourceName } from './resource-name';
 import type { ResourceState } from './resource-state';
 

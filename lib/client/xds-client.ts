@@ -7,7 +7,7 @@ import { logError, tracer } from '../trace';
 import { AdsStream, type SentRequest } from './ads-stream';
 import type { ResponseShape } from './response-scan';
 import { Backoff, type BackoffOptions } from './backoff';
-import { XdsError } from './errors';
+import { XdsError } from '../errors';
 import type { XdsClientEvents } from './events';
 import { GrpcTransport } from './grpc-transport';
 import { buildNode } from './node';

@@ -2,7 +2,7 @@
 // list of named priorities of localities of endpoints out. See docs/clusters.md.
 import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
-import { XdsError } from '../client/errors';
+import { XdsError } from '../errors';
 import type { DropOverload, LocalityEndpoints } from '../resources/endpoint/update';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';

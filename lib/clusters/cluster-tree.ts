@@ -2,7 +2,7 @@
 // the ordered list of discovery mechanisms (its leaves). See docs/clusters.md.
 import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
-import { isXdsError, XdsError } from '../client/errors';
+import { isXdsError, XdsError } from '../errors';
 import type { WatchHandle } from '../client/resource-watcher';
 import {
   clusterResourceType,

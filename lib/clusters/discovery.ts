@@ -1,5 +1,5 @@
 // What a discovery mechanism reports to the cluster resolver.
-import type { XdsError } from '../client/errors';
+import type { XdsError } from '../errors';
 import type { DropOverload, LocalityEndpoints } from '../resources/endpoint/update';
 
 /** Nothing yet, localities by priority (with EDS drop categories), or why there are none. */

@@ -1,6 +1,6 @@
 // The EDS discovery mechanism of gRFC A37: one endpoints watch through the client.
 import { status } from '@grpc/grpc-js';
-import { XdsError } from '../client/errors';
+import { XdsError } from '../errors';
 import type { WatchHandle } from '../client/resource-watcher';
 import type { EndpointUpdate } from '../resources/endpoint/update';
 import type { XdsClient } from '../xds-client';

@@ -2,7 +2,7 @@
 // priority with one empty locality; re-resolve on request and on a timer.
 import { promises as dnsPromises } from 'node:dns';
 import { status } from '@grpc/grpc-js';
-import { XdsError } from '../client/errors';
+import { XdsError } from '../errors';
 import type { LocalityEndpoints } from '../resources/endpoint/update';
 import type { DiscoveryResult } from './discovery';
 import { EMPTY_LOCALITY } from './priority-names';

@@ -1,6 +1,6 @@
 // The common case in one call: a cluster name in, priorities of endpoints out. The cluster tree
 // feeds the cluster resolver, as A37's CDS policy feeds xds_cluster_resolver.
-import type { XdsError } from '../client/errors';
+import type { XdsError } from '../errors';
 import type { XdsClient } from '../xds-client';
 import { ClusterResolver, type ClusterResolverOptions, type Priority } from './cluster-resolver';
 import { watchClusterTree, type ClusterTreeOptions } from './cluster-tree';

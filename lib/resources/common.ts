@@ -1,7 +1,7 @@
 // Small conversions every resource validator needs. Pure functions.
 import type { ConfigSource, Duration, Int64 } from '../generated/protos';
 import type { DecodeResult } from './resource-type';
-import { ValidationErrors } from './validation-errors';
+import { ValidationErrors } from '../validation-errors';
 
 /** A protobufjs 64-bit value as a JS number (exact up to 2^53). */
 export function int64ToNumber(value: Int64): number {

@@ -1,4 +1,4 @@
-import type { FieldError } from '../client/errors';
+import type { FieldError } from '../errors';
 import type { XdsServerConfig } from '../bootstrap';
 
 /** What a decoder may know besides the bytes: which server sent them. */

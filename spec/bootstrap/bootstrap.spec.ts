@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { loadBootstrap, serverKey } from '../../lib/bootstrap';
-import { isXdsError, type FieldError } from '../../lib/client/errors';
+import { isXdsError, type FieldError } from '../../lib/errors';
 
 const PREFIX = 'invalid xDS bootstrap: ';
 

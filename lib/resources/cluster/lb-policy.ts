@@ -15,7 +15,7 @@ import {
   RingHash_HashFunction,
 } from '../../generated/protos';
 import { int64ToNumber } from '../common';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from './any';
 import type { LbPolicy } from './update';
 

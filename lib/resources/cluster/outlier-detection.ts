@@ -6,7 +6,7 @@ import type {
   UInt32Value,
 } from '../../generated/protos';
 import { durationMs } from '../common';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import type { FailurePercentageEjection, OutlierDetection, SuccessRateEjection } from './update';
 
 export function outlierDetection(

@@ -8,7 +8,7 @@ import type {
   StringMatcher,
   TransportSocket,
 } from '../../generated/protos';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from './any';
 import type {
   CertificateProviderInstance,

@@ -12,7 +12,7 @@ import type {
 import { Cluster_DiscoveryType, RoutingPriority } from '../../generated/protos';
 import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from './any';
 import { clusterLbPolicy } from './lb-policy';
 import { outlierDetection } from './outlier-detection';

@@ -9,7 +9,7 @@ import type {
   LbEndpoint as LbEndpointProto,
   LocalityLbEndpoints,
 } from '../../generated/protos';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import type {
   DropOverload,
   EndpointAddress,

@@ -10,7 +10,7 @@ import {
   validateRouterConfig,
 } from '../route-config/filters';
 import { validateRouteConfiguration } from '../route-config/validate';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import type { HttpConnectionManagerConfig, HttpFilterConfig, ListenerUpdate } from './update';
 
 const HCM_TYPE =

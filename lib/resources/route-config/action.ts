@@ -7,7 +7,7 @@ import type {
   WeightedCluster as WeightedClusterProto,
 } from '../../generated/protos';
 import { durationMs } from '../common';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import { validateFilterOverrides } from './filters';
 import { validateRegex } from './matchers';
 import type {

@@ -3,7 +3,7 @@
 // table for `http_filters`, so the two agree on what a filter type is.
 import { messageCodec, TYPE_URL_PREFIX, typeNameOfUrl } from '../../codec';
 import type { Any } from '../../generated/protos';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 
 export const ROUTER_FILTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
 const FAULT_FILTER_TYPE = 'envoy.extensions.filters.http.fault.v3.HTTPFault';

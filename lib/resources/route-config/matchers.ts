@@ -8,7 +8,7 @@ import {
   type StringMatcher,
 } from '../../generated/protos';
 import { int64ToNumber } from '../common';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import type { HeaderMatch, PathMatch, RouteMatch } from './update';
 
 /**

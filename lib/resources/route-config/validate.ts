@@ -6,7 +6,7 @@ import type {
   RouteConfiguration,
   VirtualHost as VirtualHostProto,
 } from '../../generated/protos';
-import type { ValidationErrors } from '../validation-errors';
+import type { ValidationErrors } from '../../validation-errors';
 import { validateRetryPolicy, validateRouteAction, type ClusterSpecifierPlugins } from './action';
 import { extractFilterExtension, validateFilterOverrides } from './filters';
 import { validateRouteMatch } from './matchers';

@@ -43,3 +43,8 @@ export function isXdsError(value: unknown): value is XdsError {
     typeof (value as { code?: unknown }).code === 'number'
   );
 }
+
+/** `load_assignment.endpoints[0]: must be non-empty; lb_policy: unsupported value RANDOM`. */
+export function formatFieldErrors(errors: readonly FieldError[]): string {
+  return errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join('; ');
+}

@@ -1,4 +1,4 @@
-import type { FieldError } from '../client/errors';
+import type { FieldError } from './errors';
 
 /** At most this many messages are kept for one field path; the rest are counted. */
 const MAX_ERRORS_PER_FIELD = 20;
@@ -61,9 +61,4 @@ export class ValidationErrors {
   list(): readonly FieldError[] {
     return this.errors.slice();
   }
-}
-
-/** `load_assignment.endpoints[0]: must be non-empty; lb_policy: unsupported value RANDOM`. */
-export function formatFieldErrors(errors: readonly FieldError[]): string {
-  return errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join('; ');
 }
