@@ -11,6 +11,12 @@ export interface XdsErrorOptions {
   resourceName?: string;
   details?: readonly FieldError[];
   cause?: unknown;
+  /**
+   * The xDS node id this error concerns. The message then ends with `[xDS node id: …]`, as
+   * grpc-go and C-core write it (gRFC A54): an operator reading an RPC failure can tell which
+   * client it was.
+   */
+  nodeId?: string;
 }
 
 /**
@@ -25,14 +31,25 @@ export class XdsError extends Error {
   readonly typeUrl: string | undefined;
   readonly resourceName: string | undefined;
   readonly details: readonly FieldError[];
+  readonly nodeId: string | undefined;
+  /** The message without the node id suffix: what went wrong, for a one-line display. */
+  readonly reason: string;
 
-  constructor(code: status, message: string, options: XdsErrorOptions = {}) {
+  constructor(code: status, reason: string, options: XdsErrorOptions = {}) {
+    const message = options.nodeId === undefined ? reason : withNodeId(reason, options.nodeId);
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.reason = reason;
+    this.nodeId = options.nodeId;
     this.typeUrl = options.typeUrl;
     this.resourceName = options.resourceName;
     this.details = options.details ?? [];
   }
+}
+
+/** `reason [xDS node id: id]`: the one way a message names the node it concerns. */
+function withNodeId(reason: string, nodeId: string): string {
+  return `${reason} [xDS node id: ${nodeId}]`;
 }
 
 /** True for an XdsError from any copy of this library. */

@@ -97,7 +97,6 @@ export function startTarget(
 
 /** The interesting part of a grpc-js connection failure, e.g. `connect ECONNREFUSED 127.0.0.1:1`. */
 export function connectivityReason(error: XdsError): string {
-  const message = oneLine(error.message);
-  const last = /Last error: (?:Error: )?(.*?)(?:\. Resolution note:.*)?\)/.exec(message)?.[1];
-  return last ?? message.replace(/ \[xDS node id: [^\]]*\]$/, '');
+  const reason = oneLine(error.reason);
+  return /Last error: (?:Error: )?(.*?)(?:\. Resolution note:.*)?\)/.exec(reason)?.[1] ?? reason;
 }

@@ -23,7 +23,7 @@ export interface SentRequest {
 }
 
 /** How the client judged a response: ACK, or NACK with every problem in one message. */
-export interface ResponseVerdict {
+export interface ResponseVerdict<Memo = unknown> {
   /** Set to NACK the response. */
   readonly nack?: string;
   /**
@@ -31,18 +31,24 @@ export interface ResponseVerdict {
    * version (gRFC A46, C-core's rule); otherwise the last ACKed one.
    */
   readonly applied: boolean;
+  /**
+   * What the client wants back if this response, once ACKed, is re-sent unchanged (the cache
+   * entries it set or confirmed). Kept beside the response's bytes, and forgotten with them.
+   */
+  readonly memo?: Memo;
 }
 
 /** The AdsStream reports upward through these, and knows nothing else of the client. */
-export interface AdsStreamEvents {
+export interface AdsStreamEvents<Memo> {
   /** A response arrived. `undefined` means its type is unknown: neither ACK nor NACK. */
-  onResponse(response: DiscoveryResponse): ResponseVerdict | undefined;
+  onResponse(response: DiscoveryResponse): ResponseVerdict<Memo> | undefined;
   /**
    * A response arrived whose resources are byte-for-byte those of the last response of its type
    * on this stream, which was ACKed, and no name was subscribed or dropped since: it would
-   * change nothing but versions. Returns false to have it decoded and processed normally.
+   * change nothing but versions. `memo` is the one that response's verdict carried. Returns
+   * false to have it decoded and processed normally.
    */
-  onUnchangedResponse(response: ResponseShape): boolean;
+  onUnchangedResponse(response: ResponseShape, memo: Memo): boolean;
   /** The first response of a stream arrived: the server is reachable and talking. */
   onConnected(): void;
   /** A request was handed to the wire on the current stream. */
@@ -54,7 +60,7 @@ export interface AdsStreamEvents {
   onStreamEnded(error: XdsError | undefined, hadResponse: boolean): void;
 }
 
-interface TypeState {
+interface TypeState<Memo> {
   readonly names: Set<string>;
   /** Last ACKed version: kept across streams, sent on the first request of the next one. */
   version: string;
@@ -65,8 +71,11 @@ interface TypeState {
   dirty: boolean;
   /** A request of this type went out on this stream (so an empty name list means "none"). */
   sentOnStream: boolean;
-  /** The resources of the last response of this type on this stream, if it was ACKed. */
-  lastAckedResources: Uint8Array | undefined;
+  /**
+   * The last response of this type on this stream, if it was ACKed: its resources' bytes and
+   * its verdict's memo. The one record of what an unchanged re-send would confirm.
+   */
+  lastAcked: { readonly resources: Uint8Array; readonly memo: Memo } | undefined;
   /** A name was subscribed or dropped since the last response was processed. */
   namesChanged: boolean;
 }
@@ -76,8 +85,8 @@ interface TypeState {
  * replacement when it ends. Owns the per-type protocol state: subscribed names, last ACKed
  * version, nonce. Subscription changes made in one tick go out as one request per type.
  */
-export class AdsStream {
-  private readonly types = new Map<string, TypeState>();
+export class AdsStream<Memo> {
+  private readonly types = new Map<string, TypeState<Memo>>();
   private call: AdsCall | undefined;
   private hadResponse = false;
   private nodeSent = false;
@@ -92,7 +101,7 @@ export class AdsStream {
     private readonly node: Node,
     private readonly backoff: Backoff,
     private readonly nodeId: string,
-    private readonly events: AdsStreamEvents,
+    private readonly events: AdsStreamEvents<Memo>,
     /** No stream starts before this time (ms since epoch): a predecessor's pending backoff. */
     private readonly notBefore = 0,
   ) {}
@@ -112,7 +121,7 @@ export class AdsStream {
         nack: undefined,
         dirty: false,
         sentOnStream: false,
-        lastAckedResources: undefined,
+        lastAcked: undefined,
         namesChanged: false,
       };
       this.types.set(typeUrl, state);
@@ -161,7 +170,7 @@ export class AdsStream {
       state.nonce = '';
       state.nack = undefined;
       state.sentOnStream = false;
-      state.lastAckedResources = undefined;
+      state.lastAcked = undefined;
       state.dirty = state.names.size > 0;
     }
     if (trace.enabled) trace.log(`${this.server.serverUri}: starting ADS stream`);
@@ -197,7 +206,7 @@ export class AdsStream {
     }
   }
 
-  private send(typeUrl: string, state: TypeState): void {
+  private send(typeUrl: string, state: TypeState<Memo>): void {
     const call = this.call!;
     const sent: SentRequest = {
       typeUrl,
@@ -250,9 +259,11 @@ export class AdsStream {
     const verdict = this.events.onResponse(response);
     if (verdict === undefined || this.closed || !this.call || !state) return;
     // Kept to recognise an identical re-send (a copy: the message buffer is grpc-js's).
-    state.lastAckedResources =
-      verdict.nack === undefined && shape?.typeUrl === response.typeUrl
-        ? Buffer.from(shape.resources)
+    state.lastAcked =
+      verdict.nack === undefined &&
+      verdict.memo !== undefined &&
+      shape?.typeUrl === response.typeUrl
+        ? { resources: Buffer.from(shape.resources), memo: verdict.memo }
         : undefined;
     this.answer(state, response.nonce, response.versionInfo, verdict);
   }
@@ -260,13 +271,14 @@ export class AdsStream {
   /** The fast path for a re-sent, unchanged response (see onUnchangedResponse). */
   private tryUnchanged(shape: ResponseShape): boolean {
     const state = this.types.get(shape.typeUrl);
-    const last = state?.lastAckedResources;
+    const last = state?.lastAcked;
     if (!state || !last || state.namesChanged) return false;
-    if (last.length !== shape.resources.length || Buffer.compare(last, shape.resources) !== 0) {
+    const bytes = last.resources;
+    if (bytes.length !== shape.resources.length || Buffer.compare(bytes, shape.resources) !== 0) {
       return false;
     }
     if (!this.markResponse()) return true;
-    if (!this.events.onUnchangedResponse(shape)) return false;
+    if (!this.events.onUnchangedResponse(shape, last.memo)) return false;
     if (this.closed || !this.call) return true;
     this.answer(state, shape.nonce, shape.versionInfo, { applied: true });
     return true;
@@ -282,7 +294,12 @@ export class AdsStream {
   }
 
   /** Records the ACK or NACK and sends it, with any subscription changes callbacks made. */
-  private answer(state: TypeState, nonce: string, version: string, verdict: ResponseVerdict) {
+  private answer(
+    state: TypeState<Memo>,
+    nonce: string,
+    version: string,
+    verdict: ResponseVerdict<Memo>,
+  ) {
     state.nonce = nonce;
     if (verdict.nack === undefined || verdict.applied) state.version = version;
     state.nack = verdict.nack;
@@ -299,8 +316,8 @@ export class AdsStream {
       const what = code === status.OK ? 'closed' : `failed (${status[code] ?? code}: ${details})`;
       error = new XdsError(
         status.UNAVAILABLE,
-        `xDS server ${this.server.serverUri}: stream ${what} before any response ` +
-          `[xDS node id: ${this.nodeId}]`,
+        `xDS server ${this.server.serverUri}: stream ${what} before any response`,
+        { nodeId: this.nodeId },
       );
     }
     if (trace.enabled) {

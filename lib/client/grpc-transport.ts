@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
 import { logError } from '../trace';
+import { channelCredentials } from './credentials';
 import type { AdsCall, AdsCallHandlers, XdsTransport } from './transport';
 
 const ADS_METHOD =
@@ -13,22 +13,6 @@ const XDS_KEEPALIVE_MS = 5 * 60 * 1000;
 const identity = (bytes: Buffer): Buffer => bytes;
 const toBuffer = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-
-function readOptionalFile(config: Readonly<Record<string, unknown>>, key: string) {
-  const file = config[key];
-  return typeof file === 'string' ? fs.readFileSync(file) : null;
-}
-
-export function channelCredentials(server: XdsServerConfig): grpc.ChannelCredentials {
-  const { type, config } = server.channelCreds;
-  if (type === 'insecure') return grpc.credentials.createInsecure();
-  // `google_default` has no grpc-js equivalent: TLS with the system roots is the closest.
-  return grpc.credentials.createSsl(
-    readOptionalFile(config, 'ca_certificate_file'),
-    readOptionalFile(config, 'private_key_file'),
-    readOptionalFile(config, 'certificate_file'),
-  );
-}
 
 /** Nothing the client does with a frame may throw into grpc-js's event loop: log it instead. */
 function contain(handler: () => void): void {
@@ -45,8 +29,13 @@ function contain(handler: () => void): void {
 export class GrpcTransport implements XdsTransport {
   private readonly client: grpc.Client;
 
-  constructor(server: XdsServerConfig, channelOptions: grpc.ChannelOptions = {}) {
-    this.client = new grpc.Client(server.serverUri, channelCredentials(server), {
+  constructor(
+    server: XdsServerConfig,
+    channelOptions: grpc.ChannelOptions = {},
+    /** Built from the server's channel_creds when omitted. */
+    credentials: grpc.ChannelCredentials = channelCredentials(server),
+  ) {
+    this.client = new grpc.Client(server.serverUri, credentials, {
       'grpc.keepalive_time_ms': XDS_KEEPALIVE_MS,
       ...channelOptions,
     });

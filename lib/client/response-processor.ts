@@ -9,6 +9,7 @@ import type { ResponseVerdict } from './ads-stream';
 import { XdsError, formatFieldErrors } from '../errors';
 import { parseResourceName } from './resource-name';
 import type { ResourceState } from './resource-state';
+import type { AppliedResources } from './server-channel';
 
 const trace = tracer('xds_client');
 const resourceWrapperCodec = messageCodec('envoy.service.discovery.v3.Resource');
@@ -29,11 +30,10 @@ type Notification = () => void;
 
 /** A response's outcome: the ACK/NACK verdict, and the watcher calls it causes. */
 export interface ProcessedResponse {
-  readonly verdict: ResponseVerdict;
+  /** Its memo: the cache entries this response set or confirmed (valid or unchanged). */
+  readonly verdict: ResponseVerdict<AppliedResources>;
   /** Run after the verdict is recorded: they may start watches that ride on the ACK. */
   readonly notifications: readonly Notification[];
-  /** The cache entries this response set or confirmed (valid or unchanged resources). */
-  readonly applied: readonly ResourceState<unknown>[];
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
@@ -67,7 +67,6 @@ export function processResponse(
   const notifications: Notification[] = [];
   const applied: ResourceState<unknown>[] = [];
   let namelessErrors = 0;
-  const withNode = (message: string) => `${message} [xDS node id: ${ctx.nodeId}]`;
 
   response.resources.forEach((any, index) => {
     try {
@@ -132,69 +131,62 @@ export function processResponse(
     }
     const problem = `${type.typeName} "${name}": ${formatErrors(decoded)}`;
     errors.push(`resource index ${index}: ${problem}`);
-    const error = new XdsError(status.INVALID_ARGUMENT, withNode(problem), {
+    const error = new XdsError(status.INVALID_ARGUMENT, problem, {
       typeUrl: type.typeUrl,
       resourceName: name,
       details: decoded.errors,
+      nodeId: ctx.nodeId,
     });
-    state.status = 'NACKED';
-    state.failedVersion = version;
-    state.failedTime = now;
-    state.error = error;
-    state.stopTimer(); // it exists, even if invalid
-    if (state.resource !== undefined && !server.failOnDataErrors) {
-      notifications.push(() => state.notifyAmbientError(error));
-    } else {
-      // Nothing good cached, or A88's fail_on_data_errors: the watchers must drop it.
-      state.dropResource();
-      notifications.push(() => state.notifyResourceError(error));
-    }
+    // Nothing good cached, or A88's fail_on_data_errors: the watchers must drop it.
+    const drop = state.resource === undefined || server.failOnDataErrors;
+    state.markNacked(error, version, now, drop);
+    notifications.push(
+      drop ? () => state.notifyResourceError(error) : () => state.notifyAmbientError(error),
+    );
   }
 
   // An undecodable resource might be one that is "missing": then nothing can be called deleted.
   if (type.allResourcesRequiredInSotW && namelessErrors === 0) {
-    findDeletions(ctx, seen, withNode, notifications);
+    findDeletions(ctx, seen, notifications);
   }
 
-  const verdict: ResponseVerdict =
+  const verdict: ResponseVerdict<AppliedResources> =
     errors.length === 0
-      ? { applied: true }
+      ? { applied: true, memo: applied }
       : {
           nack: `xDS response validation errors: [${errors.join('; ')}]`,
           applied: applied.length > 0,
         };
-  return { verdict, notifications, applied };
+  return { verdict, notifications };
 }
 
 /** SotW: a cached Listener or Cluster missing from a response has been deleted. */
 function findDeletions(
   ctx: ResponseContext,
   seen: ReadonlySet<string>,
-  withNode: (message: string) => string,
   notifications: Notification[],
 ): void {
+  const { type, nodeId } = ctx;
   for (const state of ctx.entries()) {
     if (seen.has(state.name) || state.resource === undefined) continue;
     if (ctx.server.ignoreResourceDeletion) {
-      if (state.deletionIgnored) continue;
-      state.deletionIgnored = true;
-      const message = `${ctx.type.typeName} "${state.name}" was deleted by the xDS server; kept because of ignore_resource_deletion`;
+      if (!state.markDeletionIgnored()) continue;
+      const message = `${type.typeName} "${state.name}" was deleted by the xDS server; kept because of ignore_resource_deletion`;
       logError(`xds-client: ${message}`); // A53: log once
-      const error = new XdsError(status.NOT_FOUND, withNode(message), {
-        typeUrl: ctx.type.typeUrl,
+      const error = new XdsError(status.NOT_FOUND, message, {
+        typeUrl: type.typeUrl,
         resourceName: state.name,
+        nodeId,
       });
       notifications.push(() => state.notifyAmbientError(error));
       continue;
     }
     const error = new XdsError(
       status.NOT_FOUND,
-      withNode(`${ctx.type.typeName} "${state.name}" does not exist: deleted by the xDS server`),
-      { typeUrl: ctx.type.typeUrl, resourceName: state.name },
+      `${type.typeName} "${state.name}" does not exist: deleted by the xDS server`,
+      { typeUrl: type.typeUrl, resourceName: state.name, nodeId },
     );
-    state.dropResource();
-    state.status = 'DOES_NOT_EXIST';
-    state.error = error;
+    state.markDeleted(error);
     notifications.push(() => state.notifyResourceError(error));
   }
 }

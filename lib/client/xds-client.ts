@@ -1,4 +1,4 @@
-import { status, type ChannelOptions } from '@grpc/grpc-js';
+import { status, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 import { EventEmitter } from 'eventemitter3';
 import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
 import type { DiscoveryResponse } from '../generated/protos';
@@ -8,6 +8,9 @@ import { AdsStream, type SentRequest } from './ads-stream';
 import type { ResponseShape } from './response-scan';
 import { Backoff, type BackoffOptions } from './backoff';
 import { XdsError } from '../errors';
+import { channelCredentials } from './credentials';
+import { checkClientOptions, resourceNameProblem } from './options';
+import { ServerChannel, type AppliedResources } from './server-channel';
 import type { XdsClientEvents } from './events';
 import { GrpcTransport } from './grpc-transport';
 import { buildNode } from './node';
@@ -15,7 +18,7 @@ import { processResponse } from './response-processor';
 import { parseResourceName } from './resource-name';
 import { ResourceState, type ResourceStatus } from './resource-state';
 import type { ResourceWatcher, WatchHandle } from './resource-watcher';
-import type { XdsTransport, XdsTransportFactory } from './transport';
+import type { XdsTransportFactory } from './transport';
 
 const trace = tracer('xds_client');
 
@@ -25,7 +28,7 @@ export const DEFAULT_RESOURCE_TIMEOUT_MS = 15_000;
 export interface XdsClientOptions {
   /** A bootstrap object or JSON text; omitted: GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. */
   bootstrap?: object | string;
-  /** The does-not-exist timer. Default 15 000 ms. */
+  /** The does-not-exist timer, in (0, 2^31 - 1] ms. Default 15 000 ms. */
   resourceTimeoutMs?: number;
   /** Reconnect backoff. Default 1 s, ×1.6, ±20 % jitter, 120 s cap. */
   backoff?: BackoffOptions;
@@ -52,25 +55,6 @@ export interface ResourceDump {
   readonly failedTime: Date | undefined;
 }
 
-/** One xDS server: its stream, its connectivity state and the resources it serves. */
-class ServerChannel {
-  connectivityError: XdsError | undefined;
-  readonly resources = new Map<string, Map<string, ResourceState<unknown>>>();
-  /** Per type: the entries the last processed response set or confirmed (see onUnchanged). */
-  readonly lastApplied = new Map<string, readonly ResourceState<unknown>[]>();
-  constructor(
-    readonly config: XdsServerConfig,
-    /** serverKey(config): the channel's key in the client's maps. */
-    readonly key: string,
-    readonly transport: XdsTransport,
-    readonly stream: AdsStream,
-    readonly backoff: Backoff,
-  ) {}
-  *allResources(): Iterable<ResourceState<unknown>> {
-    for (const byName of this.resources.values()) yield* byName.values();
-  }
-}
-
 /**
  * The generic xDS client core: watchers of resources of any ResourceType, deduplicated per (type, name), served over one ADS
  * stream per xDS server. See docs/api.md for the contract and docs/architecture.md for the
@@ -82,25 +66,50 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   private readonly options: XdsClientOptions;
   private readonly channels = new Map<string, ServerChannel>();
   private readonly types = new Map<string, ResourceType<unknown>>();
+  /** Per server key: credentials built, and their files read, at construction. */
+  private readonly credentials = new Map<string, ChannelCredentials>();
   private closed = false;
   /** What a disconnected idle server channel leaves for its successor (see channelFor). */
   private readonly pastChannels = new Map<string, { backoff: Backoff; retryAt: number }>();
   /** Resources whose last watcher left this tick (see forget). */
   private readonly forgetting = new Map<ResourceState<unknown>, ServerChannel>();
 
+  /** Throws XdsError(INVALID_ARGUMENT) naming the option, bootstrap field or file at fault. */
   constructor(options: XdsClientOptions = {}) {
     super();
+    checkClientOptions(options);
     this.options = options;
     this.bootstrap = loadBootstrap(options.bootstrap);
     this.resourceTimeoutMs = options.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
-    if (!(this.resourceTimeoutMs > 0)) {
-      throw new XdsError(status.INVALID_ARGUMENT, 'resourceTimeoutMs: must be greater than 0');
+    if (!options.transportFactory) this.buildCredentials();
+  }
+
+  /** The bootstrap path of every server, so a bad credentials file is named where it is set. */
+  private buildCredentials(): void {
+    const servers: [XdsServerConfig, string][] = this.bootstrap.xdsServers.map((server, i) => [
+      server,
+      `xds_servers[${i}]`,
+    ]);
+    for (const [name, authority] of this.bootstrap.authorities) {
+      authority.xdsServers.forEach((server, i) => {
+        servers.push([server, `authorities[${JSON.stringify(name)}].xds_servers[${i}]`]);
+      });
+    }
+    for (const [server, where] of servers) {
+      const key = serverKey(server);
+      if (!this.credentials.has(key)) this.credentials.set(key, channelCredentials(server, where));
     }
   }
 
   /** Watches one resource of any type, ours or a user's own `ResourceType`. */
   watch<T>(type: ResourceType<T>, name: string, watcher: ResourceWatcher<T>): WatchHandle {
     if (this.closed) throw new XdsError(status.FAILED_PRECONDITION, 'XdsClient is closed');
+    const problem = resourceNameProblem(name);
+    if (problem) {
+      throw new XdsError(status.INVALID_ARGUMENT, `${type.typeName}: ${problem}`, {
+        typeUrl: type.typeUrl,
+      });
+    }
     this.registerType(type);
     const parsed = parseResourceName(name);
     const channel = this.channelFor(parsed.authority);
@@ -108,18 +117,16 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       const error = new XdsError(
         status.INVALID_ARGUMENT,
         `${type.typeName} "${name}": authority "${parsed.authority}" is not in the bootstrap`,
-        { typeUrl: type.typeUrl, resourceName: name },
+        { typeUrl: type.typeUrl, resourceName: name, nodeId: this.bootstrap.node.id },
       );
-      let active = true;
-      queueMicrotask(() => active && watcher.onResourceError(error));
-      return { cancel: () => (active = false) };
+      // Through a ResourceState like every other delivery: queued, contained, cancellable.
+      const cancel = ResourceState.failed(type, name, error).addWatcher(watcher);
+      return { cancel: () => void cancel() };
     }
-    let byName = channel.resources.get(type.typeUrl);
-    if (!byName) channel.resources.set(type.typeUrl, (byName = new Map()));
-    let state = byName.get(parsed.canonical) as ResourceState<T> | undefined;
+    let state = channel.get(type.typeUrl, parsed.canonical) as ResourceState<T> | undefined;
     if (!state) {
       state = new ResourceState(type, parsed.canonical, channel);
-      byName.set(parsed.canonical, state as ResourceState<unknown>);
+      channel.add(state as ResourceState<unknown>);
       channel.stream.subscribe(type.typeUrl, parsed.canonical);
     }
     const remove = state.addWatcher(watcher);
@@ -161,11 +168,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     if (this.closed) return;
     this.closed = true;
     for (const channel of this.channels.values()) {
-      for (const state of channel.allResources()) {
-        state.stopTimer();
-        state.clearWatchers();
-      }
-      channel.resources.clear();
+      for (const state of channel.allResources()) state.dispose();
+      channel.clear();
       channel.stream.close();
       channel.transport.close();
     }
@@ -224,8 +228,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       const backoff = past?.backoff ?? new Backoff(this.options.backoff);
       const transport =
         this.options.transportFactory?.(server) ??
-        new GrpcTransport(server, this.options.channelOptions);
-      const stream = new AdsStream(
+        new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
+      const stream = new AdsStream<AppliedResources>(
         server,
         transport,
         buildNode(this.bootstrap.node),
@@ -233,7 +237,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
         this.bootstrap.node.id,
         {
           onResponse: (response) => this.onResponse(channel!, response),
-          onUnchangedResponse: (shape) => this.onUnchangedResponse(channel!, shape),
+          onUnchangedResponse: (shape, applied) =>
+            this.onUnchangedResponse(channel!, shape, applied),
           onConnected: () => this.onConnected(channel!),
           onRequestWritten: (request) => this.onRequestWritten(channel!, request),
           onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
@@ -259,17 +264,14 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     queueMicrotask(() => {
       const touched = new Set<ServerChannel>();
       for (const [s, home] of this.forgetting) {
-        const byName = home.resources.get(s.type.typeUrl);
-        if (s.watcherCount > 0 || byName?.get(s.name) !== s) continue;
-        s.stopTimer();
-        byName.delete(s.name);
-        if (byName.size === 0) home.resources.delete(s.type.typeUrl);
+        if (s.watcherCount > 0 || !home.remove(s)) continue;
+        s.dispose();
         home.stream.unsubscribe(s.type.typeUrl, s.name);
         touched.add(home);
       }
       this.forgetting.clear();
       for (const home of touched) {
-        if (home.resources.size === 0) this.closeChannel(home);
+        if (home.isEmpty) this.closeChannel(home);
         else home.stream.flushNow();
       }
     });
@@ -300,15 +302,14 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
         trace.log(`${server}: ignoring response of unknown type ${response.typeUrl}`);
       return undefined;
     }
-    const byName = channel.resources.get(type.typeUrl);
-    const { verdict, notifications, applied } = processResponse(response, {
+    const byName = channel.resourcesOf(type.typeUrl);
+    const { verdict, notifications } = processResponse(response, {
       server: channel.config,
       nodeId: this.bootstrap.node.id,
       type,
       lookup: (name) => byName?.get(name),
       entries: () => byName?.values() ?? [],
     });
-    channel.lastApplied.set(type.typeUrl, applied);
     const event = {
       server,
       typeUrl: response.typeUrl,
@@ -332,9 +333,12 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
    * A re-sent response identical to the last ACKed one: nothing to decode, nobody to tell; its
    * resources get the new version (bench/README.md: a tenth of the cost of processing it).
    */
-  private onUnchangedResponse(channel: ServerChannel, shape: ResponseShape): boolean {
-    const applied = channel.lastApplied.get(shape.typeUrl);
-    if (!applied || !this.types.has(shape.typeUrl)) return false;
+  private onUnchangedResponse(
+    channel: ServerChannel,
+    shape: ResponseShape,
+    applied: AppliedResources,
+  ): boolean {
+    if (!this.types.has(shape.typeUrl)) return false;
     const server = channel.config.serverUri;
     const { typeUrl, versionInfo, nonce } = shape;
     this.notify('response', () => ({
@@ -344,10 +348,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       nonce,
       resourceCount: shape.resourceCount,
     }));
-    const byName = channel.resources.get(typeUrl);
     const now = new Date();
     for (const state of applied) {
-      if (byName?.get(state.name) === state) state.markAcked(versionInfo, now);
+      if (channel.get(typeUrl, state.name) === state) state.markAcked(versionInfo, now);
     }
     this.notify('ack', () => ({ server, typeUrl, versionInfo, nonce }));
     return true;
@@ -361,40 +364,31 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   /** gRFC A57: a does-not-exist timer starts once the request naming the resource is written. */
   private onRequestWritten(channel: ServerChannel, request: SentRequest): void {
     this.notify('request', () => ({ server: channel.config.serverUri, ...request }));
-    const byName = channel.resources.get(request.typeUrl);
+    const byName = channel.resourcesOf(request.typeUrl);
     if (!byName) return;
     for (const name of request.resourceNames) {
-      const state = byName.get(name);
-      // Never for a cached resource: the server need not send it again on a new stream.
-      if (!state || state.resource !== undefined || state.status !== 'REQUESTED' || state.timer) {
-        continue;
-      }
-      state.timer = setTimeout(() => this.onResourceTimeout(state), this.resourceTimeoutMs);
-      state.timer.unref?.();
+      byName.get(name)?.requestWritten(this.resourceTimeoutMs, this.onResourceTimeout);
     }
   }
 
-  private onResourceTimeout(state: ResourceState<unknown>): void {
-    state.timer = undefined;
-    // The cache is checked again: the resource may have arrived since the timer was armed.
-    if (state.resource !== undefined || state.status !== 'REQUESTED') return;
-    state.status = 'DOES_NOT_EXIST';
-    state.error = new XdsError(
+  private readonly onResourceTimeout = (state: ResourceState<unknown>): void => {
+    const error = new XdsError(
       status.NOT_FOUND,
       `${state.type.typeName} "${state.name}" does not exist: not received within ` +
-        `${this.resourceTimeoutMs} ms [xDS node id: ${this.bootstrap.node.id}]`,
-      { typeUrl: state.type.typeUrl, resourceName: state.name },
+        `${this.resourceTimeoutMs} ms`,
+      { typeUrl: state.type.typeUrl, resourceName: state.name, nodeId: this.bootstrap.node.id },
     );
-    state.notifyResourceError(state.error);
-  }
+    state.markDoesNotExist(error);
+    state.notifyResourceError(error);
+  };
 
   private onStreamEnded(
     channel: ServerChannel,
     error: XdsError | undefined,
     hadResponse: boolean,
   ): void {
-    // Timers belong to a stream: they restart on the next one, for uncached resources only.
-    for (const state of channel.allResources()) state.stopTimer();
+    // Timers belong to a stream: the next one owes every uncached resource a fresh verdict.
+    for (const state of channel.allResources()) state.streamEnded();
     this.notify('disconnected', () => ({ server: channel.config.serverUri, error, hadResponse }));
     if (!error) return;
     // gRFC A57: a connectivity failure. Nothing cached is dropped.
