@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   URLS,
+  aggregateCluster,
   clusterErrors,
   edsCluster,
   lbPolicyList,
@@ -217,6 +218,20 @@ describe('Cluster load_balancing_policy (A52)', () => {
     const step = '.policies[0].typed_extension_config.typed_config.endpoint_picking_policy';
     assert.deepStrictEqual(errors, [
       `load_balancing_policy${step.repeat(16)}: exceeds maximum nesting depth 16`,
+    ]);
+  });
+});
+
+describe('an aggregate cluster’s own policy (A75)', () => {
+  it('is-ignored-so-envoys-cluster-provided-aggregate-is-accepted', () => {
+    // As Envoy's docs write an aggregate: lb_policy CLUSTER_PROVIDED, which gRPC has no policy for.
+    const written = aggregateCluster(['B', 'C'], { lbPolicy: 'CLUSTER_PROVIDED' });
+    const update = validCluster(written);
+    assert.equal(update.type, 'AGGREGATE');
+    assert.deepStrictEqual(update.prioritizedClusterNames, ['B', 'C']);
+    // An EDS cluster with the same policy is still NACKed: there it would be used.
+    assert.deepStrictEqual(clusterErrors(edsCluster({ lbPolicy: 'CLUSTER_PROVIDED' })), [
+      'lb_policy: unsupported value CLUSTER_PROVIDED',
     ]);
   });
 });

@@ -39,6 +39,13 @@ const WRR_LOCALITY_ROUND_ROBIN: LbPolicy = Object.freeze({
   child: ROUND_ROBIN,
 });
 
+/**
+ * gRFC A75: an aggregate cluster's own policy is never used (each child cluster brings its
+ * own), so it is neither validated nor kept; its `lbPolicy` is this placeholder. Envoy's docs
+ * write aggregates with `lb_policy: CLUSTER_PROVIDED`, which gRPC has no policy for.
+ */
+export const AGGREGATE_CLUSTER_LB_POLICY: LbPolicy = WRR_LOCALITY_ROUND_ROBIN;
+
 const POLICY_URL = {
   roundRobin: typeUrlOf('envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin'),
   ringHash: typeUrlOf('envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash'),

@@ -14,7 +14,7 @@ import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from './any';
-import { clusterLbPolicy } from './lb-policy';
+import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
 import { outlierDetection } from './outlier-detection';
 import { upstreamTls } from './security';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type ClusterUpdate } from './update';
@@ -42,7 +42,8 @@ export function validateCluster(
 ): ClusterUpdate | undefined {
   if (cluster.name === '') errors.addAt('name', 'must be non-empty');
   const variant = discoveryType(cluster, errors);
-  const lbPolicy = clusterLbPolicy(cluster, errors);
+  const lbPolicy =
+    variant?.type === 'AGGREGATE' ? AGGREGATE_CLUSTER_LB_POLICY : clusterLbPolicy(cluster, errors);
   const lrsServer = lrs(cluster.lrsServer, errors, context.server);
   const od = cluster.outlierDetection;
   const outlier =
