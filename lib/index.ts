@@ -38,16 +38,57 @@ export type {
   AuthorityConfig,
 } from './bootstrap';
 
+// Resource types and their updates. Named one by one: the resource modules also export
+// helpers for the library's own use (validators, regex and domain checks) that are not public.
 export type { ResourceType, DecodeResult, DecodeContext } from './resources/resource-type';
 export { ValidationErrors } from './validation-errors';
-export { clusterResourceType } from './resources/cluster';
+export { clusterResourceType, DEFAULT_MAX_CONCURRENT_REQUESTS } from './resources/cluster';
+export type {
+  AggregateClusterUpdate,
+  CertificateProviderInstance,
+  ClusterUpdate,
+  EdsClusterUpdate,
+  FailurePercentageEjection,
+  LbPolicy,
+  LogicalDnsClusterUpdate,
+  OutlierDetection,
+  SubjectAltNameMatcher,
+  SuccessRateEjection,
+  UpstreamTlsConfig,
+} from './resources/cluster';
 export { endpointResourceType } from './resources/endpoint';
+export type {
+  DropOverload,
+  EndpointAddress,
+  EndpointHealthStatus,
+  EndpointUpdate,
+  LbEndpoint,
+  LocalityEndpoints,
+  LocalityName,
+} from './resources/endpoint';
 export { listenerResourceType } from './resources/listener';
+export type {
+  HttpConnectionManagerConfig,
+  HttpFilterConfig,
+  ListenerUpdate,
+} from './resources/listener';
 export { routeConfigResourceType, findVirtualHost } from './resources/route-config';
-export type * from './resources/cluster';
-export type * from './resources/endpoint';
-export type * from './resources/listener';
-export type * from './resources/route-config';
+export type {
+  ClusterAction,
+  ForwardingSettings,
+  HashPolicy,
+  HeaderMatch,
+  PathMatch,
+  RetryOnCode,
+  RetryPolicy,
+  Route,
+  RouteAction,
+  RouteConfigUpdate,
+  RouteMatch,
+  VirtualHost,
+  WeightedCluster,
+  WeightedClustersAction,
+} from './resources/route-config';
 
 export {
   watchClusterTree,

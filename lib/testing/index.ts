@@ -41,7 +41,7 @@ export {
   logicalDnsCluster,
   routeConfig,
   type EdsClusterOptions,
+  type EndpointsLocalityInput,
   type JsonObject,
-  type LocalityEndpoints,
   type RouteConfigOptions,
 } from './resources';

@@ -90,7 +90,11 @@ export function aggregateCluster(name: string, children: readonly string[]): Jso
   };
 }
 
-export interface LocalityEndpoints {
+/**
+ * One locality of `endpoints()`, described loosely for tests (not the validated
+ * `LocalityEndpoints` of an EndpointUpdate, which it becomes once the client has it).
+ */
+export interface EndpointsLocalityInput {
   /** Default 0 (the highest). */
   priority?: number;
   /** Default: the empty locality. */
@@ -104,7 +108,7 @@ export interface LocalityEndpoints {
 /** A ClusterLoadAssignment: one entry per locality. */
 export function endpoints(
   clusterName: string,
-  localities: readonly LocalityEndpoints[],
+  localities: readonly EndpointsLocalityInput[],
 ): JsonObject {
   return {
     cluster_name: clusterName,

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import ts from 'typescript';
 import { VERSION } from '../../lib/version';
 
 const root = path.join(__dirname, '..', '..');
@@ -55,6 +56,252 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
   it('sends-the-package-version-as-user-agent-version', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     assert.equal(VERSION, pkg.version);
+  });
+});
+
+/**
+ * What a declaration file exports, by name: 'class', 'function', 'const' and 'enum' exist at
+ * runtime; 'type' is an interface or type alias. A value exported with `export type` (usable in
+ * types, not callable) is 'type-only <kind>', so it stands out.
+ */
+type ExportKind = 'class' | 'function' | 'const' | 'enum' | 'type' | `type-only ${string}`;
+
+function declaredExports(files: string[]): Map<string, Record<string, ExportKind>> {
+  const program = ts.createProgram(files, {
+    module: ts.ModuleKind.Node16,
+    moduleResolution: ts.ModuleResolutionKind.Node16,
+    target: ts.ScriptTarget.ES2022,
+    types: [],
+    noEmit: true,
+  });
+  const checker = program.getTypeChecker();
+  const result = new Map<string, Record<string, ExportKind>>();
+  for (const file of files) {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!;
+    const kinds: Record<string, ExportKind> = {};
+    for (const exported of checker.getExportsOfModule(module)) {
+      let typeOnly = false;
+      let symbol = exported;
+      // Follow re-exports to the declaration, noting any `export type` / `import type` on the way.
+      while (symbol.flags & ts.SymbolFlags.Alias) {
+        for (const d of symbol.declarations ?? []) {
+          if (
+            (ts.isExportSpecifier(d) || ts.isImportSpecifier(d)) &&
+            (d.isTypeOnly || d.parent.parent.isTypeOnly)
+          ) {
+            typeOnly = true;
+          }
+        }
+        symbol = checker.getImmediateAliasedSymbol(symbol)!;
+      }
+      const kind = kindOf(symbol.flags);
+      kinds[exported.name] = typeOnly && kind !== 'type' ? `type-only ${kind}` : kind;
+    }
+    result.set(file, sorted(kinds));
+  }
+  return result;
+}
+
+function kindOf(flags: ts.SymbolFlags): ExportKind {
+  if (flags & ts.SymbolFlags.Class) return 'class';
+  if (flags & ts.SymbolFlags.Function) return 'function';
+  if (flags & ts.SymbolFlags.Enum) return 'enum';
+  if (flags & ts.SymbolFlags.Variable) return 'const';
+  if (flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias)) return 'type';
+  throw new Error(`unexpected export kind (symbol flags ${flags})`);
+}
+
+function sorted<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** The runtime exports of an entry point, imported by name from a fresh process, sorted. */
+function runtimeExports(entry: string): string[] {
+  const result = runNode(
+    `console.log(JSON.stringify(Object.keys(require(${JSON.stringify(entry)}))))`,
+  );
+  assert.equal(result.status, 0, result.stderr);
+  return (JSON.parse(result.stdout) as string[]).sort();
+}
+
+/** The names a surface says exist at runtime: everything but types. */
+function valueNames(surface: Record<string, ExportKind>): string[] {
+  return Object.keys(surface)
+    .filter((name) => !surface[name]!.startsWith('type'))
+    .sort();
+}
+
+// The public surface, name by name. A change here is a change of the package's API: add a name
+// only when it is documented (docs/api.md, docs/testing.md), and remove one only with a reason
+// in docs/decisions. `const` is any non-function value (objects, numbers, strings).
+const MAIN_SURFACE: Record<string, ExportKind> = {
+  AckEvent: 'type',
+  AdsCall: 'type',
+  AdsCallHandlers: 'type',
+  AggregateClusterUpdate: 'type',
+  AuthorityConfig: 'type',
+  BackoffOptions: 'type',
+  Bootstrap: 'type',
+  BootstrapSources: 'type',
+  CallCounter: 'type',
+  CertificateProviderInstance: 'type',
+  ChannelCredsConfig: 'type',
+  ChannelCredsType: 'type',
+  ClusterAction: 'type',
+  ClusterEndpointsHandle: 'type',
+  ClusterEndpointsListener: 'type',
+  ClusterEndpointsOptions: 'type',
+  ClusterResolver: 'class',
+  ClusterResolverListener: 'type',
+  ClusterResolverOptions: 'type',
+  ClusterTreeHandle: 'type',
+  ClusterTreeListener: 'type',
+  ClusterTreeOptions: 'type',
+  ClusterTreeUpdate: 'type',
+  ClusterUpdate: 'type',
+  ConnectedEvent: 'type',
+  DEFAULT_DNS_REFRESH_INTERVAL_MS: 'const',
+  DEFAULT_MAX_CONCURRENT_REQUESTS: 'const',
+  DEFAULT_RESOURCE_TIMEOUT_MS: 'const',
+  DecodeContext: 'type',
+  DecodeResult: 'type',
+  DisconnectedEvent: 'type',
+  DiscoveryMechanism: 'type',
+  DnsResolver: 'type',
+  DropOverload: 'type',
+  EdsClusterUpdate: 'type',
+  EndpointAddress: 'type',
+  EndpointHealthStatus: 'type',
+  EndpointUpdate: 'type',
+  FailurePercentageEjection: 'type',
+  FieldError: 'type',
+  ForwardingSettings: 'type',
+  HashPolicy: 'type',
+  HeaderMatch: 'type',
+  HttpConnectionManagerConfig: 'type',
+  HttpFilterConfig: 'type',
+  LbEndpoint: 'type',
+  LbPolicy: 'type',
+  ListenerUpdate: 'type',
+  LocalityConfig: 'type',
+  LocalityEndpoints: 'type',
+  LocalityName: 'type',
+  LogicalDnsClusterUpdate: 'type',
+  MAX_AGGREGATE_CLUSTER_DEPTH: 'const',
+  NackEvent: 'type',
+  NodeConfig: 'type',
+  OutlierDetection: 'type',
+  PathMatch: 'type',
+  Priority: 'type',
+  RequestEvent: 'type',
+  ResourceDump: 'type',
+  ResourceStatus: 'type',
+  ResourceType: 'type',
+  ResourceWatcher: 'type',
+  ResponseEvent: 'type',
+  RetryOnCode: 'type',
+  RetryPolicy: 'type',
+  Route: 'type',
+  RouteAction: 'type',
+  RouteConfigUpdate: 'type',
+  RouteMatch: 'type',
+  SubjectAltNameMatcher: 'type',
+  SuccessRateEjection: 'type',
+  UpstreamTlsConfig: 'type',
+  ValidationErrors: 'class',
+  VirtualHost: 'type',
+  WatchHandle: 'type',
+  WeightedCluster: 'type',
+  WeightedClustersAction: 'type',
+  XdsClient: 'class',
+  XdsClientCore: 'class',
+  XdsClientEvents: 'type',
+  XdsClientOptions: 'type',
+  XdsError: 'class',
+  XdsErrorOptions: 'type',
+  XdsServerConfig: 'type',
+  XdsTransport: 'type',
+  XdsTransportFactory: 'type',
+  callCounter: 'function',
+  clusterResourceType: 'const',
+  endpointResourceType: 'const',
+  findVirtualHost: 'function',
+  isXdsError: 'function',
+  listenerResourceType: 'const',
+  loadBootstrap: 'function',
+  routeConfigResourceType: 'const',
+  status: 'enum',
+  watchClusterEndpoints: 'function',
+  watchClusterTree: 'function',
+};
+
+const TESTING_SURFACE: Record<string, ExportKind> = {
+  ADS_METHOD_PATH: 'const',
+  AuthorityOptions: 'type',
+  BootstrapAuthorityJson: 'type',
+  BootstrapJson: 'type',
+  BootstrapOptions: 'type',
+  BootstrapServerJson: 'type',
+  CLUSTER_TYPE_URL: 'const',
+  ENDPOINT_TYPE_URL: 'const',
+  EdsClusterOptions: 'type',
+  EncodedResource: 'type',
+  EndpointsLocalityInput: 'type',
+  JsonObject: 'type',
+  LISTENER_TYPE_URL: 'const',
+  ManagementServer: 'class',
+  ManagementServerOptions: 'type',
+  ROUTE_TYPE_URL: 'const',
+  RawResource: 'type',
+  RawResponse: 'type',
+  RecordedNode: 'type',
+  RecordedRequest: 'type',
+  RecordedResponse: 'type',
+  ResourceInput: 'type',
+  ResourceJson: 'type',
+  ResourceTypeAlias: 'type',
+  ResourceTypeName: 'type',
+  RouteConfigOptions: 'type',
+  StreamFault: 'type',
+  ToMessageOptions: 'type',
+  WaitForRequestOptions: 'type',
+  WaitOptions: 'type',
+  aggregateCluster: 'function',
+  edsCluster: 'function',
+  endpoints: 'function',
+  listener: 'function',
+  logicalDnsCluster: 'function',
+  resolveTypeUrl: 'function',
+  routeConfig: 'function',
+  toMessageBytes: 'function',
+};
+
+describe('public surface', { skip: built ? false : 'run `npm run build` first' }, () => {
+  const entries = [
+    { name: 'xds-client', dts: 'dist/lib/index.d.ts', surface: MAIN_SURFACE },
+    { name: 'xds-client/testing', dts: 'dist/lib/testing/index.d.ts', surface: TESTING_SURFACE },
+  ];
+  let declared: Map<string, Record<string, ExportKind>> | undefined;
+  const declaredOf = (dts: string) => {
+    declared ??= declaredExports(entries.map((e) => path.join(root, e.dts)));
+    return declared.get(path.join(root, dts))!;
+  };
+
+  for (const entry of entries) {
+    it(`${entry.name}-declares-exactly-the-listed-exports`, () => {
+      assert.deepEqual(declaredOf(entry.dts), sorted(entry.surface));
+    });
+
+    it(`${entry.name}-exports-at-runtime-exactly-the-listed-values`, () => {
+      assert.deepEqual(runtimeExports(entry.name), valueNames(entry.surface));
+    });
+  }
+
+  it('the-two-entries-share-no-name', () => {
+    // One name meaning two things (the testing LocalityEndpoints once did) confuses users who
+    // import from both.
+    const shared = Object.keys(MAIN_SURFACE).filter((name) => name in TESTING_SURFACE);
+    assert.deepEqual(shared, []);
   });
 });
 

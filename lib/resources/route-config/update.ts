@@ -45,7 +45,7 @@ export interface RouteMatch {
 export type PathMatch =
   | { readonly type: 'prefix'; readonly prefix: string }
   | { readonly type: 'path'; readonly path: string }
-  /** The whole path must match `regex` (compile it with `compileSafeRegex`). */
+  /** The whole path must match `regex`, an RE2 pattern (checked by validation). */
   | { readonly type: 'safe_regex'; readonly regex: string };
 
 /** A request-header condition; `invert` negates the result (A28, A63 `string_match`). */
