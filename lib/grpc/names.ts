@@ -1,0 +1,35 @@
+// The names this plugin puts into grpc-js's process-wide registries and option maps.
+
+/**
+ * Our LB policies have names of their own: grpc-js's registry is one map per process, and
+ * `@grpc/grpc-js-xds` registers `cds`, `priority`, `weighted_target`, … into it too. With
+ * distinct names the two plugins can be loaded side by side (decision 0011).
+ */
+export const POLICY = {
+  clusterManager: 'xds_client.cluster_manager',
+  cds: 'xds_client.cds',
+  priority: 'xds_client.priority',
+  clusterImpl: 'xds_client.cluster_impl',
+  weightedTarget: 'xds_client.weighted_target',
+} as const;
+
+/**
+ * Channel option: the bootstrap for this channel's xDS client, as JSON text or an object
+ * (prefer text: channel options also key grpc-js's subchannel pool, where objects compare by
+ * identity). Without it the bootstrap comes from GRPC_XDS_BOOTSTRAP / _CONFIG.
+ */
+export const BOOTSTRAP_OPTION = 'xds_client.bootstrap';
+
+/**
+ * Resolver attributes reach every LB policy merged into its channel options. Keys with this
+ * prefix are left out of subchannel arguments, so our objects never key the subchannel pool.
+ */
+const INTERNAL = 'grpc.internal.no_subchannel.xds_client';
+
+/** Attribute: the current XdsConfig (see xds-config.ts). */
+export const XDS_CONFIG_ATTRIBUTE = `${INTERNAL}.config`;
+
+/** Pick information key: the cluster_manager child an RPC goes to. */
+export const PICK_CLUSTER = 'xds_client.cluster';
+/** Pick information key: set instead of a cluster to fail the RPC at once with this message. */
+export const PICK_FAILURE = 'xds_client.failure';
