@@ -17,6 +17,10 @@ export interface XdsConfig {
    * a configuration, or why there is none (the RPCs to it fail; others go on, A74).
    */
   readonly clusters: ReadonlyMap<string, ClusterResult>;
+  /** The clusters the routes name or in-flight RPCs hold: the cluster manager's children. */
+  readonly rootClusters: readonly string[];
+  /** The xDS node id, for the errors RPCs see (gRFC A54). */
+  readonly nodeId: string;
 }
 
 export type ClusterResult =

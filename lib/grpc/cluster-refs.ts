@@ -1,0 +1,38 @@
+// gRFC A31: a cluster stays in the channel's configuration while anything may still send an
+// RPC to it — a ConfigSelector that can pick it, or an RPC that picked it and has not been
+// committed yet — even after the routes stop naming it.
+
+/** Counts the holders of each cluster; the first takes a subscription, the last drops it. */
+export class ClusterRefs {
+  private readonly counts = new Map<string, { count: number; release: () => void }>();
+  private closed = false;
+
+  constructor(private readonly subscribe: (cluster: string) => () => void) {}
+
+  /** One more holder of `cluster`; the returned function lets go (once). */
+  ref(cluster: string): () => void {
+    if (this.closed) return () => undefined;
+    const entry = this.counts.get(cluster);
+    if (entry) entry.count++;
+    else this.counts.set(cluster, { count: 1, release: this.subscribe(cluster) });
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.unref(cluster);
+    };
+  }
+
+  /** The resolver is going away: holders that let go later change nothing. */
+  close(): void {
+    this.closed = true;
+    this.counts.clear();
+  }
+
+  private unref(cluster: string): void {
+    const entry = this.counts.get(cluster);
+    if (!entry || --entry.count > 0) return;
+    this.counts.delete(cluster);
+    entry.release();
+  }
+}

@@ -1,0 +1,100 @@
+// The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
+// and what deadline. It holds each cluster it can pick until grpc-js lets go of it, and each
+// RPC holds its cluster until it is committed or over.
+
+import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
+import { XdsError } from '../errors';
+import type { ClusterRefs } from './cluster-refs';
+import { PICK_CLUSTER, PICK_FAILURE } from './names';
+import type { RouteTable } from './routing';
+
+type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
+
+const NO_METHOD_CONFIG: MethodConfig = { name: [] };
+
+export class XdsConfigSelector implements experimental.ConfigSelector {
+  private readonly releases: (() => void)[];
+
+  constructor(
+    private readonly table: RouteTable,
+    private readonly refs: ClusterRefs,
+    clusters: Iterable<string>,
+    private readonly nodeId: string,
+  ) {
+    this.releases = [...clusters].map((cluster) => refs.ref(cluster));
+  }
+
+  invoke(method: string, metadata: Metadata): CallConfig {
+    let decision;
+    try {
+      decision = this.table.decide(method, metadata);
+    } catch (e) {
+      // Nothing may throw into grpc-js's call path: this RPC fails, the channel goes on.
+      return failing(
+        `internal error routing ${method}: ${e instanceof Error ? e.message : e}`,
+        this.nodeId,
+      );
+    }
+    if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
+    const release = this.refs.ref(decision.cluster);
+    const methodConfig: MethodConfig =
+      decision.timeoutMs === undefined
+        ? NO_METHOD_CONFIG
+        : { name: [], timeout: durationOf(decision.timeoutMs) };
+    return {
+      methodConfig,
+      // Committed, or ended before any attempt was made (then only the filter sees it).
+      onCommitted: release,
+      pickInformation: { [PICK_CLUSTER]: decision.cluster },
+      status: status.OK,
+      dynamicFilterFactories: [{ createFilter: () => new ReleaseOnEnd(release) }],
+    };
+  }
+
+  unref(): void {
+    for (const release of this.releases) release();
+  }
+}
+
+/** Fails every RPC with UNAVAILABLE and `message` (a resource the channel needs is missing). */
+export class FailingConfigSelector implements experimental.ConfigSelector {
+  constructor(private readonly message: string) {}
+
+  invoke(): CallConfig {
+    return failing(this.message, undefined);
+  }
+
+  unref(): void {}
+}
+
+/**
+ * The RPC fails at its pick with our message: a non-OK `status` here would be replaced by
+ * grpc-js's generic "Failed to route call" text, losing the node id and the reason.
+ */
+function failing(message: string, nodeId: string | undefined): CallConfig {
+  const details =
+    nodeId === undefined ? message : new XdsError(status.UNAVAILABLE, message, { nodeId }).message;
+  return {
+    methodConfig: NO_METHOD_CONFIG,
+    pickInformation: { [PICK_FAILURE]: details },
+    status: status.OK,
+    dynamicFilterFactories: [],
+  };
+}
+
+/** Sees every end of the call, including those before an attempt started. */
+class ReleaseOnEnd extends experimental.BaseFilter {
+  constructor(private readonly release: () => void) {
+    super();
+  }
+
+  override receiveTrailers(s: Parameters<experimental.Filter['receiveTrailers']>[0]) {
+    this.release();
+    return s;
+  }
+}
+
+function durationOf(ms: number): { seconds: number; nanos: number } {
+  const seconds = Math.floor(ms / 1000);
+  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
+}

@@ -1,0 +1,358 @@
+// gRFC A74's dependency manager: every watch a channel's configuration needs — its Listener,
+// RouteConfiguration, the clusters its routes name (and those in-flight RPCs still use), their
+// aggregate trees and each leaf's endpoints — and one complete XdsConfig at a time out of them.
+// A configuration is handed on only when every part of it is known: never a half-built one.
+
+import { status } from '@grpc/grpc-js';
+import {
+  ClusterResolver,
+  watchClusterTree,
+  type ClusterTreeHandle,
+  type ClusterTreeUpdate,
+  type DiscoveryMechanism,
+  type DnsResolver,
+  type Priority,
+} from '../clusters';
+import { XdsError } from '../errors';
+import type { WatchHandle } from '../client/resource-watcher';
+import type { ListenerUpdate } from '../resources/listener';
+import {
+  findVirtualHost,
+  type RouteConfigUpdate,
+  type VirtualHost,
+} from '../resources/route-config';
+import { tracer } from '../trace';
+import type { XdsClient } from '../xds-client';
+import type { ClusterResult, XdsConfig } from './xds-config';
+
+const trace = tracer('xds_resolver');
+
+export interface DependencyListener {
+  /** A complete configuration; replaces the previous one. */
+  onConfig(config: XdsConfig): void;
+  /**
+   * The channel cannot route at all: its Listener or RouteConfiguration does not exist or is
+   * invalid with nothing cached, or no virtual host matches. The code is UNAVAILABLE.
+   */
+  onError(error: XdsError): void;
+}
+
+export interface DependencyManagerOptions {
+  readonly dnsResolver?: DnsResolver;
+}
+
+/** A cluster named by a route or held by a subscription, and its aggregate tree. */
+interface RootState {
+  readonly handle: ClusterTreeHandle;
+  result: { readonly update: ClusterTreeUpdate } | { readonly error: XdsError } | undefined;
+}
+
+/** An EDS or logical DNS cluster reached from some root, and its endpoints. */
+interface LeafState {
+  mechanism: DiscoveryMechanism;
+  readonly resolver: ClusterResolver;
+  priorities: readonly Priority[] | undefined;
+  note: string | undefined;
+}
+
+export class DependencyManager {
+  private readonly listenerWatch: WatchHandle;
+  private listener: ListenerUpdate | undefined;
+  private routeWatch: { readonly name: string; readonly handle: WatchHandle } | undefined;
+  private routeConfig: RouteConfigUpdate | undefined;
+  /** Resource errors that leave the channel unable to route, until the resource comes back. */
+  private listenerError: XdsError | undefined;
+  private routeError: XdsError | undefined;
+  /** The last error reported, so that one cause is reported once. */
+  private reportedFatal: string | undefined;
+  private readonly roots = new Map<string, RootState>();
+  private readonly leaves = new Map<string, LeafState>();
+  private readonly subscriptions = new Map<string, number>();
+  private scheduled = false;
+  private closed = false;
+
+  constructor(
+    private readonly client: XdsClient,
+    private readonly listenerName: string,
+    /** The authority virtual hosts are matched against. */
+    private readonly authority: string,
+    private readonly out: DependencyListener,
+    private readonly options: DependencyManagerOptions = {},
+  ) {
+    this.listenerWatch = client.watchListener(listenerName, {
+      onResourceChanged: (listener) => this.onListener(listener),
+      onResourceError: (error) => this.onResourceError(error, 'listener'),
+      onAmbientError: (error) => this.onAmbient(error),
+    });
+  }
+
+  /**
+   * Keeps `cluster` in the configuration, whatever the routes say, until the returned function
+   * is called (gRFC A31: a cluster stays while RPCs that picked it are in flight).
+   */
+  addClusterSubscription(cluster: string): () => void {
+    this.subscriptions.set(cluster, (this.subscriptions.get(cluster) ?? 0) + 1);
+    this.schedule();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.subscriptions.get(cluster) ?? 1) - 1;
+      if (left > 0) this.subscriptions.set(cluster, left);
+      else this.subscriptions.delete(cluster);
+      this.schedule();
+    };
+  }
+
+  /** Resolves every logical DNS cluster again (a pick_first child asked for it). */
+  requestReresolution(): void {
+    for (const leaf of this.leaves.values()) leaf.resolver.requestReresolution();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.listenerWatch.cancel();
+    this.routeWatch?.handle.cancel();
+    for (const root of this.roots.values()) root.handle.cancel();
+    for (const leaf of this.leaves.values()) leaf.resolver.close();
+    this.roots.clear();
+    this.leaves.clear();
+  }
+
+  // ---- Listener and RouteConfiguration ----
+
+  private onListener(listener: ListenerUpdate): void {
+    this.listener = listener;
+    this.listenerError = undefined;
+    const hcm = listener.httpConnectionManager;
+    const rdsName = hcm.routeConfigName;
+    if (rdsName === undefined) {
+      this.dropRouteWatch();
+      this.routeConfig = hcm.routeConfig;
+    } else if (this.routeWatch?.name !== rdsName) {
+      this.dropRouteWatch();
+      this.routeConfig = undefined;
+      const handle = this.client.watchRouteConfiguration(rdsName, {
+        onResourceChanged: (routeConfig) => {
+          this.routeConfig = routeConfig;
+          this.routeError = undefined;
+          this.schedule();
+        },
+        onResourceError: (error) => this.onResourceError(error, 'route'),
+        onAmbientError: (error) => this.onAmbient(error),
+      });
+      this.routeWatch = { name: rdsName, handle };
+    }
+    // Always: a Listener whose only change is its filters or timeouts takes effect at once.
+    this.schedule();
+  }
+
+  private dropRouteWatch(): void {
+    this.routeWatch?.handle.cancel();
+    this.routeWatch = undefined;
+  }
+
+  private onResourceError(error: XdsError, which: 'listener' | 'route'): void {
+    if (which === 'listener') {
+      this.listener = undefined;
+      this.listenerError = unavailable(error);
+      this.dropRouteWatch();
+      this.routeError = undefined;
+    } else {
+      this.routeError = unavailable(error);
+    }
+    this.routeConfig = undefined;
+    this.schedule();
+  }
+
+  /** A NACK or an outage with a good version cached: keep using it (A88). */
+  private onAmbient(error: XdsError): void {
+    if (trace.enabled)
+      trace.log(`${this.listenerName}: keeping cached resources: ${error.message}`);
+  }
+
+  // ---- building the configuration ----
+
+  private schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      if (!this.closed) this.update();
+    });
+  }
+
+  private update(): void {
+    const fatal = this.listenerError ?? this.routeError;
+    if (fatal) return this.fail(fatal);
+    const { listener, routeConfig } = this;
+    if (!listener || !routeConfig) return;
+    const virtualHost = findVirtualHost(routeConfig.virtualHosts, this.authority);
+    if (!virtualHost) {
+      return this.fail(
+        new XdsError(
+          status.UNAVAILABLE,
+          `RouteConfiguration "${routeConfig.name}" has no virtual host for authority ` +
+            `"${this.authority}"`,
+          { nodeId: this.client.bootstrap.node.id },
+        ),
+      );
+    }
+    this.reportedFatal = undefined;
+    const wanted = routeClusters(virtualHost);
+    for (const name of this.subscriptions.keys()) wanted.add(name);
+    this.syncClusters(wanted);
+    const clusters = this.collectClusters();
+    if (!clusters) return; // some part is still on its way
+    const nodeId = this.client.bootstrap.node.id;
+    const rootClusters = Object.freeze([...this.roots.keys()]);
+    this.out.onConfig(
+      Object.freeze({ listener, routeConfig, virtualHost, clusters, rootClusters, nodeId }),
+    );
+  }
+
+  /** The channel cannot route: no cluster is needed, and the error is reported once. */
+  private fail(error: XdsError): void {
+    this.syncClusters(new Set());
+    if (this.reportedFatal === error.message) return;
+    this.reportedFatal = error.message;
+    this.out.onError(error);
+  }
+
+  /** Starts a tree watch for every wanted root, stops those no longer wanted. */
+  private syncClusters(wanted: ReadonlySet<string>): void {
+    for (const [name, root] of this.roots) {
+      if (wanted.has(name)) continue;
+      root.handle.cancel();
+      this.roots.delete(name);
+    }
+    for (const name of wanted) {
+      if (this.roots.has(name)) continue;
+      const root: RootState = {
+        result: undefined,
+        handle: watchClusterTree(this.client, name, {
+          onUpdate: (update) => {
+            root.result = { update };
+            this.schedule();
+          },
+          onError: (error) => {
+            root.result = { error };
+            this.schedule();
+          },
+        }),
+      };
+      this.roots.set(name, root);
+    }
+    this.syncLeaves();
+  }
+
+  /** One ClusterResolver per leaf cluster of the known trees. */
+  private syncLeaves(): void {
+    const mechanisms = new Map<string, DiscoveryMechanism>();
+    for (const root of this.roots.values()) {
+      if (!root.result || !('update' in root.result)) continue;
+      for (const mechanism of root.result.update.mechanisms) {
+        if (!mechanisms.has(mechanism.cluster)) mechanisms.set(mechanism.cluster, mechanism);
+      }
+    }
+    for (const [name, leaf] of this.leaves) {
+      if (mechanisms.has(name)) continue;
+      leaf.resolver.close();
+      this.leaves.delete(name);
+    }
+    for (const [name, mechanism] of mechanisms) {
+      const known = this.leaves.get(name);
+      if (known) {
+        if (known.mechanism !== mechanism) {
+          known.mechanism = mechanism;
+          known.resolver.updateMechanisms([mechanism]);
+        }
+        continue;
+      }
+      const leaf: LeafState = {
+        mechanism,
+        priorities: undefined,
+        note: undefined,
+        resolver: new ClusterResolver(
+          this.client,
+          [mechanism],
+          {
+            onUpdate: (priorities) => {
+              leaf.priorities = priorities;
+              leaf.note = undefined;
+              this.schedule();
+            },
+            onError: (error) => {
+              leaf.note = error.message;
+              this.schedule();
+            },
+          },
+          this.options.dnsResolver ? { dnsResolver: this.options.dnsResolver } : {},
+        ),
+      };
+      this.leaves.set(name, leaf);
+    }
+  }
+
+  /** Every root's and leaf's result, or undefined while any is still unknown. */
+  private collectClusters(): Map<string, ClusterResult> | undefined {
+    const clusters = new Map<string, ClusterResult>();
+    for (const [name, root] of this.roots) {
+      const result = root.result;
+      if (!result) return undefined;
+      if ('error' in result) {
+        clusters.set(name, { ok: false, error: result.error });
+        continue;
+      }
+      const { update } = result;
+      const cluster = update.clusters.get(name);
+      if (cluster?.type === 'AGGREGATE') {
+        const leafClusters = update.mechanisms.map((m) => m.cluster);
+        clusters.set(name, { ok: true, value: { type: 'aggregate', cluster, leafClusters } });
+      }
+      for (const mechanism of update.mechanisms) {
+        if (clusters.has(mechanism.cluster)) continue;
+        const leaf = this.leaves.get(mechanism.cluster);
+        const leafCluster = update.clusters.get(mechanism.cluster);
+        if (!leaf?.priorities || !leafCluster) return undefined;
+        clusters.set(mechanism.cluster, {
+          ok: true,
+          value: {
+            type: 'leaf',
+            cluster: leafCluster,
+            mechanism: leaf.mechanism,
+            priorities: leaf.priorities,
+            ...(leaf.note === undefined ? {} : { resolutionNote: leaf.note }),
+          },
+        });
+      }
+    }
+    return clusters;
+  }
+}
+
+/** The clusters the routes of a virtual host can send RPCs to. */
+function routeClusters(virtualHost: VirtualHost): Set<string> {
+  const names = new Set<string>();
+  for (const route of virtualHost.routes) {
+    const action = route.action;
+    if (action.type === 'cluster') names.add(action.cluster);
+    else if (action.type === 'weighted_clusters') {
+      for (const c of action.clusters) names.add(c.name);
+    }
+  }
+  return names;
+}
+
+/** Whatever the resource's problem, what the channel's RPCs see is UNAVAILABLE (A54). */
+function unavailable(error: XdsError): XdsError {
+  if (error.code === status.UNAVAILABLE) return error;
+  return new XdsError(status.UNAVAILABLE, error.reason, {
+    ...(error.typeUrl === undefined ? {} : { typeUrl: error.typeUrl }),
+    ...(error.resourceName === undefined ? {} : { resourceName: error.resourceName }),
+    ...(error.nodeId === undefined ? {} : { nodeId: error.nodeId }),
+    details: error.details,
+    cause: error,
+  });
+}

@@ -1,0 +1,5 @@
+// xds-client/grpc: RPCs through xDS for grpc-js. `register()` once, then create channels and
+// clients for `xds:///service` targets as usual. Everything exported here is public and
+// documented in docs/grpc.md.
+export { register } from './register';
+export { BOOTSTRAP_OPTION } from './names';

@@ -1,0 +1,105 @@
+// `xds_client.cds` (gRFC A37, A74, A75): the policy of one cluster. It reads the cluster from
+// the channel's XdsConfig: an aggregate becomes a priority of `cds` children, one per leaf; a
+// leaf becomes cluster_impl over its priorities (leaf-config.ts).
+
+import { connectivityState, experimental, status, type ChannelOptions } from '@grpc/grpc-js';
+import { XdsError } from '../../errors';
+import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../names';
+import type { XdsConfig } from '../xds-config';
+import { leafConfig } from './leaf-config';
+import { failingPicker } from './pick-results';
+import { PriorityConfig } from './priority';
+
+type TypedConfig = experimental.TypedLoadBalancingConfig;
+
+export class CdsConfig implements TypedConfig {
+  constructor(readonly cluster: string) {}
+
+  getLoadBalancerName(): string {
+    return POLICY.cds;
+  }
+
+  toJsonObject(): object {
+    return { [POLICY.cds]: { cluster: this.cluster } };
+  }
+
+  static createFromJson(obj: unknown): CdsConfig {
+    const cluster = (obj as { cluster?: unknown })?.cluster;
+    if (typeof cluster !== 'string' || cluster === '') {
+      throw new Error(`${POLICY.cds}: cluster must be a non-empty string`);
+    }
+    return new CdsConfig(cluster);
+  }
+}
+
+export class CdsLoadBalancer implements experimental.LoadBalancer {
+  private readonly child: experimental.ChildLoadBalancerHandler;
+
+  constructor(private readonly helper: experimental.ChannelControlHelper) {
+    this.child = new experimental.ChildLoadBalancerHandler(helper);
+  }
+
+  updateAddressList(
+    _endpoints: experimental.StatusOr<experimental.Endpoint[]>,
+    config: TypedConfig,
+    options: ChannelOptions,
+    resolutionNote: string,
+  ): boolean {
+    if (!(config instanceof CdsConfig)) return false;
+    const xds = options[XDS_CONFIG_ATTRIBUTE] as XdsConfig | undefined;
+    const result = xds?.clusters.get(config.cluster);
+    if (!xds || !result) {
+      this.fail(`cluster "${config.cluster}" is not in the channel's xDS configuration`);
+      return true;
+    }
+    if (!result.ok) {
+      this.fail(result.error.message);
+      return true;
+    }
+    const cluster = result.value;
+    if (cluster.type === 'aggregate') {
+      const children = cluster.leafClusters.map((leaf) => ({
+        name: leaf,
+        config: new CdsConfig(leaf),
+        // A leaf's own priorities decide what its children may ask for.
+        ignoreReresolutionRequests: false,
+      }));
+      const ok = experimental.statusOrFromValue([]);
+      return this.child.updateAddressList(
+        ok,
+        new PriorityConfig(children),
+        options,
+        resolutionNote,
+      );
+    }
+    const leaf = leafConfig(cluster);
+    if ('error' in leaf) {
+      this.fail(new XdsError(status.UNAVAILABLE, leaf.error, { nodeId: xds.nodeId }).message);
+      return true;
+    }
+    const endpoints = experimental.statusOrFromValue([...leaf.endpoints]);
+    return this.child.updateAddressList(endpoints, leaf.config, options, resolutionNote);
+  }
+
+  /** RPCs to this cluster fail with UNAVAILABLE and `message`; its connections are dropped. */
+  private fail(message: string): void {
+    this.child.destroy();
+    this.helper.updateState(connectivityState.TRANSIENT_FAILURE, failingPicker(message), message);
+  }
+
+  exitIdle(): void {
+    this.child.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.child.destroy();
+  }
+
+  getTypeName(): string {
+    return POLICY.cds;
+  }
+}

@@ -1,0 +1,214 @@
+// `xds_client.cluster_impl` (gRFC A37, A75): above one leaf cluster's priorities, it drops RPCs
+// by the cluster's drop_overload categories and holds its in-flight RPCs to
+// max_concurrent_requests, with the process-wide counter of {cluster, EDS service name}.
+
+import { experimental, type ChannelOptions, type LoadBalancingConfig } from '@grpc/grpc-js';
+import { callCounter, type CallCounter } from '../../clusters';
+import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../../resources/cluster';
+import type { DropOverload } from '../../resources/endpoint';
+import { POLICY } from '../names';
+import { dropPick } from './pick-results';
+
+type TypedConfig = experimental.TypedLoadBalancingConfig;
+
+export interface ClusterImplSettings {
+  readonly cluster: string;
+  readonly edsServiceName: string | undefined;
+  readonly maxConcurrentRequests: number;
+  readonly dropCategories: readonly DropOverload[];
+}
+
+export class ClusterImplConfig implements TypedConfig {
+  constructor(
+    readonly settings: ClusterImplSettings,
+    readonly child: TypedConfig,
+  ) {}
+
+  getLoadBalancerName(): string {
+    return POLICY.clusterImpl;
+  }
+
+  toJsonObject(): object {
+    const s = this.settings;
+    return {
+      [POLICY.clusterImpl]: {
+        cluster: s.cluster,
+        eds_service_name: s.edsServiceName,
+        max_concurrent_requests: s.maxConcurrentRequests,
+        drop_categories: s.dropCategories.map((d) => ({
+          category: d.category,
+          requests_per_million: d.requestsPerMillion,
+        })),
+        child_policy: [this.child.toJsonObject()],
+      },
+    };
+  }
+
+  static createFromJson(obj: unknown): ClusterImplConfig {
+    const o = (obj ?? {}) as Record<string, unknown>;
+    const bad = (what: string) => new Error(`${POLICY.clusterImpl}: ${what}`);
+    if (typeof o.cluster !== 'string' || o.cluster === '') throw bad('cluster must be a string');
+    const child = Array.isArray(o.child_policy)
+      ? experimental.selectLbConfigFromList(o.child_policy as LoadBalancingConfig[])
+      : null;
+    if (!child) throw bad('no usable child_policy');
+    const drops = Array.isArray(o.drop_categories) ? o.drop_categories : [];
+    return new ClusterImplConfig(
+      {
+        cluster: o.cluster,
+        edsServiceName: typeof o.eds_service_name === 'string' ? o.eds_service_name : undefined,
+        maxConcurrentRequests:
+          typeof o.max_concurrent_requests === 'number'
+            ? o.max_concurrent_requests
+            : DEFAULT_MAX_CONCURRENT_REQUESTS,
+        dropCategories: drops.map((d: { category?: unknown; requests_per_million?: unknown }) => ({
+          category: String(d.category ?? ''),
+          requestsPerMillion: Number(d.requests_per_million ?? 0),
+        })),
+      },
+      child,
+    );
+  }
+}
+
+export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
+  private readonly child: experimental.ChildLoadBalancerHandler;
+  private settings: ClusterImplSettings | undefined;
+  private counter: CallCounter | undefined;
+
+  constructor(helper: experimental.ChannelControlHelper) {
+    this.child = new experimental.ChildLoadBalancerHandler(
+      experimental.createChildChannelControlHelper(helper, {
+        updateState: (state, picker, message) => {
+          const settings = this.settings;
+          const wrapped =
+            settings && this.counter
+              ? new ClusterImplPicker(picker, settings, this.counter)
+              : picker;
+          helper.updateState(state, wrapped, message);
+        },
+      }),
+    );
+  }
+
+  updateAddressList(
+    endpoints: experimental.StatusOr<experimental.Endpoint[]>,
+    config: TypedConfig,
+    options: ChannelOptions,
+    resolutionNote: string,
+  ): boolean {
+    if (!(config instanceof ClusterImplConfig)) return false;
+    this.settings = config.settings;
+    this.counter = callCounter(config.settings.cluster, config.settings.edsServiceName);
+    return this.child.updateAddressList(endpoints, config.child, options, resolutionNote);
+  }
+
+  exitIdle(): void {
+    this.child.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.child.destroy();
+  }
+
+  getTypeName(): string {
+    return POLICY.clusterImpl;
+  }
+}
+
+/**
+ * Drops, then circuit breaking, then the child's pick. The call is counted when it is picked,
+ * not when grpc-js reports it started (a microtask later): otherwise every RPC started in one
+ * tick would pass a limit that none of them has been counted against yet.
+ */
+class ClusterImplPicker implements experimental.Picker {
+  constructor(
+    private readonly child: experimental.Picker,
+    private readonly settings: ClusterImplSettings,
+    private readonly counter: CallCounter,
+  ) {}
+
+  pick(args: experimental.PickArgs): experimental.PickResult {
+    const { cluster, dropCategories, maxConcurrentRequests } = this.settings;
+    for (const drop of dropCategories) {
+      if (Math.random() * 1_000_000 < drop.requestsPerMillion) {
+        return dropPick(
+          `cluster "${cluster}": RPC dropped by the xDS server's drop_overloads ` +
+            `(category "${drop.category}")`,
+        );
+      }
+    }
+    const result = this.child.pick(args);
+    if (result.pickResultType !== experimental.PickResultType.COMPLETE) return result;
+    if (!this.counter.tryAcquire(maxConcurrentRequests)) {
+      return dropPick(
+        `cluster "${cluster}": max_concurrent_requests (${maxConcurrentRequests}) reached`,
+      );
+    }
+    const slot = reserve(this.counter);
+    const { onCallStarted, onCallEnded } = result;
+    return {
+      ...result,
+      onCallStarted: () => {
+        slot.claim();
+        onCallStarted?.();
+      },
+      onCallEnded: (code, details, metadata) => {
+        slot.end();
+        onCallEnded?.(code, details, metadata);
+      },
+    };
+  }
+}
+
+/**
+ * A counted call that grpc-js may never start: if the pick is abandoned (the call was cancelled
+ * while its credentials were pending, or the subchannel left READY), neither hook runs. Slots
+ * not claimed by the end of the tick are released then, so no count leaks.
+ */
+interface Slot {
+  claim(): void;
+  end(): void;
+}
+
+const unclaimed = new Set<{ counter: CallCounter; claimed: boolean; released: boolean }>();
+let sweepQueued = false;
+
+function reserve(counter: CallCounter): Slot {
+  const entry = { counter, claimed: false, released: false };
+  unclaimed.add(entry);
+  if (!sweepQueued) {
+    sweepQueued = true;
+    setImmediate(sweep).unref();
+  }
+  return {
+    claim() {
+      if (entry.claimed) return;
+      entry.claimed = true;
+      unclaimed.delete(entry);
+      // Swept before it started (slow call credentials): count it now, over the limit or not.
+      if (entry.released) {
+        entry.released = false;
+        counter.tryAcquire(Infinity);
+      }
+    },
+    end() {
+      if (!entry.claimed || entry.released) return;
+      entry.released = true;
+      counter.release();
+    },
+  };
+}
+
+function sweep(): void {
+  sweepQueued = false;
+  for (const entry of unclaimed) {
+    entry.released = true;
+    entry.counter.release();
+  }
+  unclaimed.clear();
+}

@@ -1,0 +1,149 @@
+// `xds_client.cluster_manager` (gRFC A28, A31): one child per cluster the routes or in-flight
+// RPCs use, each a `cds` policy; an RPC goes to the child its ConfigSelector chose.
+
+import {
+  connectivityState,
+  experimental,
+  type ChannelOptions,
+  type LoadBalancingConfig,
+} from '@grpc/grpc-js';
+import { PICK_CLUSTER, PICK_FAILURE, POLICY } from '../names';
+import { aggregateState } from './aggregate-state';
+import { dropPick } from './pick-results';
+
+type Endpoint = experimental.Endpoint;
+type TypedConfig = experimental.TypedLoadBalancingConfig;
+
+export class ClusterManagerConfig implements TypedConfig {
+  constructor(readonly children: ReadonlyMap<string, TypedConfig>) {}
+
+  getLoadBalancerName(): string {
+    return POLICY.clusterManager;
+  }
+
+  toJsonObject(): object {
+    const children: Record<string, object> = {};
+    for (const [name, config] of this.children) {
+      children[name] = {
+        child_policy: [{ [config.getLoadBalancerName()]: config.toJsonObject() }],
+      };
+    }
+    return { [POLICY.clusterManager]: { children } };
+  }
+
+  /** `{ children: { [name]: { child_policy: LoadBalancingConfig[] } } }` */
+  static createFromJson(obj: unknown): ClusterManagerConfig {
+    const children = (obj as { children?: unknown })?.children;
+    if (typeof children !== 'object' || children === null) {
+      throw new Error(`${POLICY.clusterManager}: children must be an object`);
+    }
+    const parsed = new Map<string, TypedConfig>();
+    for (const [name, child] of Object.entries(children)) {
+      const list = (child as { child_policy?: unknown })?.child_policy;
+      const config = Array.isArray(list)
+        ? experimental.selectLbConfigFromList(list as LoadBalancingConfig[])
+        : null;
+      if (!config)
+        throw new Error(`${POLICY.clusterManager}: child ${name}: no usable child_policy`);
+      parsed.set(name, config);
+    }
+    return new ClusterManagerConfig(parsed);
+  }
+}
+
+interface Child {
+  readonly balancer: experimental.ChildLoadBalancerHandler;
+  state: connectivityState;
+  picker: experimental.Picker;
+}
+
+export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
+  private readonly children = new Map<string, Child>();
+  /** While an update is applied, children's state changes are collected, then reported once. */
+  private updating = false;
+
+  constructor(private readonly helper: experimental.ChannelControlHelper) {}
+
+  updateAddressList(
+    endpoints: experimental.StatusOr<Endpoint[]>,
+    config: TypedConfig,
+    options: ChannelOptions,
+    resolutionNote: string,
+  ): boolean {
+    if (!(config instanceof ClusterManagerConfig)) return false;
+    this.updating = true;
+    for (const [name, child] of this.children) {
+      if (config.children.has(name)) continue;
+      child.balancer.destroy();
+      this.children.delete(name);
+    }
+    for (const [name, childConfig] of config.children) {
+      let child = this.children.get(name);
+      if (!child) {
+        child = this.createChild(name);
+        this.children.set(name, child);
+      }
+      child.balancer.updateAddressList(endpoints, childConfig, options, resolutionNote);
+    }
+    this.updating = false;
+    this.report();
+    return true;
+  }
+
+  private createChild(name: string): Child {
+    let child: Child | undefined = undefined;
+    const helper = experimental.createChildChannelControlHelper(this.helper, {
+      updateState: (state, picker) => {
+        if (!child || this.children.get(name) !== child) return;
+        child.state = state;
+        child.picker = picker;
+        if (!this.updating) this.report();
+      },
+    });
+    child = {
+      state: connectivityState.IDLE,
+      picker: new experimental.QueuePicker(this),
+      balancer: new experimental.ChildLoadBalancerHandler(helper),
+    };
+    return child;
+  }
+
+  private report(): void {
+    const pickers = new Map<string, experimental.Picker>();
+    for (const [name, child] of this.children) pickers.set(name, child.picker);
+    const state = aggregateState([...this.children.values()].map((c) => c.state));
+    this.helper.updateState(state, new ClusterManagerPicker(pickers), null);
+  }
+
+  exitIdle(): void {
+    for (const child of this.children.values()) child.balancer.exitIdle();
+  }
+
+  resetBackoff(): void {
+    for (const child of this.children.values()) child.balancer.resetBackoff();
+  }
+
+  destroy(): void {
+    for (const child of this.children.values()) child.balancer.destroy();
+    this.children.clear();
+  }
+
+  getTypeName(): string {
+    return POLICY.clusterManager;
+  }
+}
+
+/** Sends each RPC to the child its ConfigSelector chose. */
+class ClusterManagerPicker implements experimental.Picker {
+  constructor(private readonly pickers: ReadonlyMap<string, experimental.Picker>) {}
+
+  pick(args: experimental.PickArgs): experimental.PickResult {
+    const failure = args.extraPickInfo[PICK_FAILURE];
+    if (failure !== undefined) return dropPick(failure);
+    const cluster = args.extraPickInfo[PICK_CLUSTER] ?? '';
+    const picker = this.pickers.get(cluster);
+    // Cannot happen while the selector holds its clusters (A31); fail rather than hang.
+    if (!picker) return dropPick(`cluster "${cluster}" is not in the channel's configuration`);
+    return picker.pick(args);
+  }
+}

@@ -1,0 +1,122 @@
+// The LB configuration below one leaf cluster (gRFC A37, A52, A74, A75): cluster_impl over a
+// priority of the cluster's priorities, each with its locality policy — weighted_target over
+// the localities for `wrr_locality`, else the endpoint policy over all of them — and the
+// endpoints, each placed under its [priority, locality] path.
+
+import { experimental } from '@grpc/grpc-js';
+import type { Priority } from '../../clusters';
+import type { LbPolicy } from '../../resources/cluster';
+import type { LbEndpoint, LocalityName } from '../../resources/endpoint';
+import type { ClusterConfig } from '../xds-config';
+import { ClusterImplConfig } from './cluster-impl';
+import { withPath } from './hierarchy';
+import { PriorityConfig } from './priority';
+import { WeightedTargetConfig } from './weighted-target';
+
+type Endpoint = experimental.Endpoint;
+type TypedConfig = experimental.TypedLoadBalancingConfig;
+type LeafCluster = Extract<ClusterConfig, { type: 'leaf' }>;
+
+export type LeafConfigResult =
+  | { readonly config: TypedConfig; readonly endpoints: readonly Endpoint[] }
+  | { readonly error: string };
+
+/** gRFC A27: only these take traffic. */
+const USABLE = new Set(['UNKNOWN', 'HEALTHY']);
+
+export function leafConfig(leaf: LeafCluster): LeafConfigResult {
+  const { cluster, mechanism, priorities } = leaf;
+  const endpoints: Endpoint[] = [];
+  const children: { name: string; config: TypedConfig; ignoreReresolutionRequests: boolean }[] = [];
+  for (const priority of priorities) {
+    const child =
+      mechanism.type === 'LOGICAL_DNS'
+        ? logicalDnsChild(priority, endpoints)
+        : edsChild(priority, mechanism.lbPolicy ?? cluster.lbPolicy, endpoints);
+    if ('error' in child) return { error: `cluster "${cluster.name}": ${child.error}` };
+    children.push({
+      name: priority.name,
+      config: child.config,
+      ignoreReresolutionRequests: priority.ignoreReresolutionRequests,
+    });
+  }
+  if (endpoints.length === 0) {
+    const why = leaf.resolutionNote ?? 'the xDS server sent none';
+    return { error: `cluster "${cluster.name}" has no usable endpoints: ${why}` };
+  }
+  const first = priorities[0];
+  const config = new ClusterImplConfig(
+    {
+      cluster: cluster.name,
+      edsServiceName: mechanism.edsServiceName,
+      maxConcurrentRequests: mechanism.maxConcurrentRequests,
+      dropCategories: first?.dropCategories ?? [],
+    },
+    new PriorityConfig(children),
+  );
+  return { config, endpoints };
+}
+
+/** A37: one pick_first over every address the name resolved to, as one endpoint. */
+function logicalDnsChild(priority: Priority, out: Endpoint[]): { config: TypedConfig } {
+  const addresses = priority.localities.flatMap((l) => l.endpoints.map(socketAddress));
+  if (addresses.length > 0) out.push(withPath({ addresses }, [priority.name]));
+  return { config: experimental.parseLoadBalancingConfig({ pick_first: {} }) };
+}
+
+function edsChild(
+  priority: Priority,
+  policy: LbPolicy,
+  out: Endpoint[],
+): { config: TypedConfig } | { error: string } {
+  if (policy.name === 'wrr_locality') {
+    const endpointPolicy = endpointPolicyConfig(policy.child);
+    if ('error' in endpointPolicy) return endpointPolicy;
+    const targets = priority.localities.map((l) => {
+      const name = localityName(l.locality);
+      for (const e of usable(l.endpoints)) out.push(withPath(endpointOf(e), [priority.name, name]));
+      return { name, weight: l.weight, config: endpointPolicy.config };
+    });
+    return { config: new WeightedTargetConfig(targets) };
+  }
+  const endpointPolicy = endpointPolicyConfig(policy);
+  if ('error' in endpointPolicy) return endpointPolicy;
+  for (const l of priority.localities) {
+    for (const e of usable(l.endpoints)) out.push(withPath(endpointOf(e), [priority.name]));
+  }
+  return endpointPolicy;
+}
+
+/** The grpc-js policy for a cluster's endpoint-picking policy. */
+function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { error: string } {
+  switch (policy.name) {
+    case 'round_robin':
+      return { config: experimental.parseLoadBalancingConfig({ round_robin: {} }) };
+    case 'pick_first':
+      return {
+        config: experimental.parseLoadBalancingConfig({
+          pick_first: { shuffleAddressList: policy.shuffleAddressList },
+        }),
+      };
+    default:
+      return { error: `LB policy ${policy.name} is not supported yet` };
+  }
+}
+
+function usable(endpoints: readonly LbEndpoint[]): LbEndpoint[] {
+  return endpoints.filter((e) => USABLE.has(e.healthStatus));
+}
+
+function socketAddress(e: { address: string; port: number }): experimental.SubchannelAddress {
+  return { host: e.address, port: e.port };
+}
+
+/** An endpoint and its extra addresses (gRFC A61), in the order sent. */
+function endpointOf(e: LbEndpoint): Endpoint {
+  return { addresses: [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)] };
+}
+
+/** A readable, unique name for a locality within its priority. */
+function localityName(l: LocalityName): string {
+  return JSON.stringify({ region: l.region, zone: l.zone, sub_zone: l.subZone });
+}

@@ -1,0 +1,33 @@
+import { experimental } from '@grpc/grpc-js';
+import { CdsConfig, CdsLoadBalancer } from './lb/cds';
+import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl';
+import { ClusterManagerConfig, ClusterManagerLoadBalancer } from './lb/cluster-manager';
+import { registerPriorityPolicy } from './lb/priority';
+import { registerWeightedTargetPolicy } from './lb/weighted-target';
+import { POLICY } from './names';
+import { XdsResolver } from './resolver';
+
+let registered = false;
+
+/**
+ * Registers the `xds` resolver scheme and the plugin's LB policies with the application's
+ * grpc-js (a peer dependency: the copy the application itself imports). Idempotent.
+ */
+export function register(): void {
+  if (registered) return;
+  registered = true;
+  experimental.registerLoadBalancerType(
+    POLICY.clusterManager,
+    ClusterManagerLoadBalancer,
+    ClusterManagerConfig,
+  );
+  experimental.registerLoadBalancerType(POLICY.cds, CdsLoadBalancer, CdsConfig);
+  experimental.registerLoadBalancerType(
+    POLICY.clusterImpl,
+    ClusterImplLoadBalancer,
+    ClusterImplConfig,
+  );
+  registerPriorityPolicy();
+  registerWeightedTargetPolicy();
+  experimental.registerResolver('xds', XdsResolver);
+}

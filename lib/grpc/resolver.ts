@@ -1,0 +1,177 @@
+// The `xds:` resolver (gRFC A27, A74): a target's Listener, through the dependency manager, to
+// one service config and ConfigSelector at a time for grpc-js.
+
+import {
+  Metadata,
+  experimental,
+  status,
+  type ChannelOptions,
+  type ServiceConfig,
+} from '@grpc/grpc-js';
+import { isXdsError, type XdsError } from '../errors';
+import { logError } from '../trace';
+import { leaseClient, type ClientLease } from './client-pool';
+import { ClusterRefs } from './cluster-refs';
+import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
+import { DependencyManager } from './dependency-manager';
+import { grpcDnsResolver } from './dns';
+import { listenerNameFor } from './listener-name';
+import { BOOTSTRAP_OPTION, POLICY, XDS_CONFIG_ATTRIBUTE } from './names';
+import { RouteTable } from './routing';
+import type { XdsConfig } from './xds-config';
+
+/** What one running resolution holds; gone when grpc-js destroys the resolver. */
+interface Running {
+  readonly lease: ClientLease;
+  readonly manager: DependencyManager;
+  readonly refs: ClusterRefs;
+  /** The last service config handed over: kept when a resource error comes later. */
+  serviceConfig: ServiceConfig | undefined;
+  config: XdsConfig | undefined;
+}
+
+export class XdsResolver implements experimental.Resolver {
+  private running: Running | undefined;
+
+  constructor(
+    private readonly target: experimental.GrpcUri,
+    private readonly listener: experimental.ResolverListener,
+    private readonly options: ChannelOptions,
+  ) {}
+
+  /** The channel's default `:authority`: the target's path, as other gRPC xDS clients do. */
+  static getDefaultAuthority(target: experimental.GrpcUri): string {
+    return target.path;
+  }
+
+  /**
+   * Starts resolving; later calls (a child policy asking for re-resolution, or the channel
+   * leaving idle after `destroy()`) resolve logical DNS clusters again or start afresh.
+   */
+  updateResolution(): void {
+    if (this.running) {
+      this.running.manager.requestReresolution();
+      return;
+    }
+    try {
+      this.running = this.start();
+    } catch (e) {
+      const error = isXdsError(e) ? e : undefined;
+      const message = error?.message ?? `xds: ${e instanceof Error ? e.message : String(e)}`;
+      // Never from inside updateResolution: grpc-js expects results asynchronously.
+      queueMicrotask(() => this.reportError(message));
+    }
+  }
+
+  destroy(): void {
+    const running = this.running;
+    this.running = undefined;
+    if (!running) return;
+    running.refs.close();
+    running.manager.close();
+    running.lease.release();
+  }
+
+  private start(): Running {
+    const authority = this.target.authority ?? '';
+    const bootstrap = this.options[BOOTSTRAP_OPTION] as object | string | undefined;
+    const lease = leaseClient(bootstrap, authority);
+    try {
+      const client = lease.client;
+      const listenerName = listenerNameFor(client.bootstrap, authority, this.target.path);
+      const host =
+        (this.options['grpc.default_authority'] as string | undefined) ?? this.target.path;
+      let running: Running | undefined = undefined;
+      const manager = new DependencyManager(
+        client,
+        listenerName,
+        host,
+        {
+          onConfig: (config) => running && this.onConfig(running, config),
+          onError: (error) => running && this.onError(running, error),
+        },
+        { dnsResolver: grpcDnsResolver },
+      );
+      running = {
+        lease,
+        manager,
+        refs: new ClusterRefs((cluster) => manager.addClusterSubscription(cluster)),
+        serviceConfig: undefined,
+        config: undefined,
+      };
+      return running;
+    } catch (e) {
+      lease.release();
+      throw e;
+    }
+  }
+
+  private onConfig(running: Running, config: XdsConfig): void {
+    if (this.running !== running) return;
+    running.config = config;
+    const children: Record<string, object> = {};
+    for (const cluster of config.rootClusters) {
+      children[cluster] = { child_policy: [{ [POLICY.cds]: { cluster } }] };
+    }
+    const serviceConfig: ServiceConfig = {
+      methodConfig: [],
+      loadBalancingConfig: [{ [POLICY.clusterManager]: { children } }],
+    };
+    running.serviceConfig = serviceConfig;
+    const table = RouteTable.for(
+      config.virtualHost,
+      config.listener.httpConnectionManager.maxStreamDurationMs,
+    );
+    const selector = new XdsConfigSelector(table, running.refs, config.rootClusters, config.nodeId);
+    this.emit(serviceConfig, config, selector);
+  }
+
+  /**
+   * The channel cannot route. Before any configuration, that is a resolution error; after one,
+   * the LB tree stays (a later fix needs no reconnection) and every RPC fails with the error.
+   */
+  private onError(running: Running, error: XdsError): void {
+    if (this.running !== running) return;
+    if (!running.serviceConfig || !running.config) {
+      this.reportError(error.message);
+      return;
+    }
+    this.emit(running.serviceConfig, running.config, new FailingConfigSelector(error.message));
+  }
+
+  private emit(
+    serviceConfig: ServiceConfig,
+    config: XdsConfig,
+    selector: experimental.ConfigSelector,
+  ): void {
+    const attributes = {
+      [XDS_CONFIG_ATTRIBUTE]: config,
+      [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: selector,
+    };
+    let accepted = false;
+    try {
+      accepted = this.listener(
+        experimental.statusOrFromValue([]),
+        attributes,
+        experimental.statusOrFromValue(serviceConfig),
+        '',
+      );
+    } catch (e) {
+      logError(`xds-client: grpc-js rejected a configuration: ${e instanceof Error ? e.stack : e}`);
+    }
+    if (!accepted) selector.unref();
+  }
+
+  private reportError(details: string): void {
+    this.listener(
+      experimental.statusOrFromError({
+        code: status.UNAVAILABLE,
+        details,
+        metadata: new Metadata(),
+      }),
+      {},
+      null,
+      '',
+    );
+  }
+}
