@@ -1,4 +1,4 @@
-// The package as users get it: built, imported by name, with two entry points only, and no
+// The package as users get it: built, imported by name, with three entry points only, and no
 // .proto text parsed on import. These run against dist/ (npm test builds first).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -21,14 +21,15 @@ function runNode(script: string, args: string[] = []) {
 }
 
 describe('package', { skip: built ? false : 'run `npm run build` first' }, () => {
-  it('is-imported-by-name-with-its-two-entry-points', () => {
+  it('is-imported-by-name-with-its-three-entry-points', () => {
     const result = runNode(`
       const x = require('xds-client');
       const t = require('xds-client/testing');
-      console.log(JSON.stringify([typeof x.XdsClient, typeof x.isXdsError, typeof t.ManagementServer]));
+      const g = require('xds-client/grpc');
+      console.log(JSON.stringify([typeof x.XdsClient, typeof x.isXdsError, typeof t.ManagementServer, typeof g.register]));
     `);
     assert.equal(result.status, 0, result.stderr);
-    assert.deepEqual(JSON.parse(result.stdout), ['function', 'function', 'function']);
+    assert.deepEqual(JSON.parse(result.stdout), ['function', 'function', 'function', 'function']);
   });
 
   it('deep-imports-of-internal-modules-do-not-resolve', () => {
@@ -276,10 +277,17 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
   toMessageBytes: 'function',
 };
 
+/** xds-client/grpc: the grpc-js plugin (docs/grpc.md). */
+const GRPC_SURFACE: Record<string, ExportKind> = {
+  BOOTSTRAP_OPTION: 'const',
+  register: 'function',
+};
+
 describe('public surface', { skip: built ? false : 'run `npm run build` first' }, () => {
   const entries = [
     { name: 'xds-client', dts: 'dist/lib/index.d.ts', surface: MAIN_SURFACE },
     { name: 'xds-client/testing', dts: 'dist/lib/testing/index.d.ts', surface: TESTING_SURFACE },
+    { name: 'xds-client/grpc', dts: 'dist/lib/grpc/index.d.ts', surface: GRPC_SURFACE },
   ];
   let declared: Map<string, Record<string, ExportKind>> | undefined;
   const declaredOf = (dts: string) => {
@@ -297,11 +305,14 @@ describe('public surface', { skip: built ? false : 'run `npm run build` first' }
     });
   }
 
-  it('the-two-entries-share-no-name', () => {
+  it('the-entries-share-no-name', () => {
     // One name meaning two things (the testing LocalityEndpoints once did) confuses users who
-    // import from both.
-    const shared = Object.keys(MAIN_SURFACE).filter((name) => name in TESTING_SURFACE);
-    assert.deepEqual(shared, []);
+    // import from several.
+    const all = [MAIN_SURFACE, TESTING_SURFACE, GRPC_SURFACE].flatMap((s) => Object.keys(s));
+    assert.deepEqual(
+      all.filter((name, i) => all.indexOf(name) !== i),
+      [],
+    );
   });
 });
 
