@@ -202,6 +202,23 @@ describe('Cluster transport_socket (A29)', () => {
     ]);
   });
 
+  it('checks SAN regexes with RE2: RE2-only syntax passes, lookaround does not', () => {
+    const security = securityOf(
+      caContext({
+        matchSubjectAltNames: [{ safeRegex: { regex: 'spiffe://[[:alnum:].]+/\\Qns/a\\E' } }],
+      }),
+    );
+    assert.deepStrictEqual(security?.subjectAltNameMatchers, [
+      { type: 'safe_regex', regex: 'spiffe://[[:alnum:].]+/\\Qns/a\\E', ignoreCase: false },
+    ]);
+    assert.deepStrictEqual(
+      tlsErrors(caContext({ matchSubjectAltNames: [{ safeRegex: { regex: '(?!x).*' } }] })),
+      [
+        `${VC}.match_subject_alt_names[0].safe_regex.regex: invalid regex: invalid or unsupported Perl syntax: \`(?!\` (RE2 has no lookaround)`,
+      ],
+    );
+  });
+
   it('rejects SAN matchers that would match everything or cannot compile', () => {
     const errors = tlsErrors(
       caContext({
@@ -210,7 +227,7 @@ describe('Cluster transport_socket (A29)', () => {
     );
     assert.deepStrictEqual(errors, [
       `${VC}.match_subject_alt_names[0].prefix: must be non-empty`,
-      `${VC}.match_subject_alt_names[1].safe_regex.regex: must be a valid regular expression`,
+      `${VC}.match_subject_alt_names[1].safe_regex.regex: invalid regex: missing closing ): \`(\``,
       `${VC}.match_subject_alt_names[2].match_pattern: field not present`,
     ]);
   });

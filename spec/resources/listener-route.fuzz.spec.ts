@@ -3,13 +3,15 @@
 //      deleted;
 //   2. expect a DecodeResult every time ({name, resource} or {name?, errors}), never a throw;
 //   3. expect peekName to give a string or undefined, never to throw (the client checks a
-//      peeked name against the decoded one, so on malformed bytes it is only a hint).
+//      peeked name against the decoded one, so on malformed bytes it is only a hint);
+//   4. feed compileSafeRegex random patterns: a regex or an error, never a throw, and a NACK from
+//      the decoder exactly when RE2 refuses the pattern.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { listenerResourceType } from '../../lib/resources/listener';
 import type { DecodeResult, ResourceType } from '../../lib/resources/resource-type';
-import { routeConfigResourceType } from '../../lib/resources/route-config';
+import { compileSafeRegex, routeConfigResourceType } from '../../lib/resources/route-config';
 import { encodeListener, listener, routerFilter } from './fixtures/listener-fixtures';
 import {
   duration,
@@ -171,5 +173,42 @@ describe('peekName on inputs where a wire-level read could disagree with protobu
 
   it('defers to decode on a name that is not valid UTF-8', () => {
     defers(Uint8Array.from([0x0a, 0x05, 0xf2, 0x6f, 0x75, 0x74, 0x65]));
+  });
+});
+
+describe('safe_regex compilation (RE2) on arbitrary patterns', () => {
+  // Every route and SAN regex passes through compileSafeRegex while a response is decoded: it
+  // must answer a compiled regex or an error text for any string, and never throw.
+  const regexish = fc.string({
+    unit: fc.constantFrom(...'ab.*+?|()[]{}^$\\-:,0123456789=!<>PpLQEdkz'.split('')),
+    maxLength: 24,
+  });
+
+  it('compiles or explains, never throws', () => {
+    fc.assert(
+      fc.property(fc.oneof(regexish, fc.string()), (pattern) => {
+        const compiled = compileSafeRegex(pattern);
+        if ('error' in compiled) assert.ok(compiled.error.length > 0);
+        else assert.equal(typeof compiled.regex.testExact(pattern), 'boolean');
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('agrees with the decoder: a pattern is NACKed exactly when it does not compile', () => {
+    fc.assert(
+      fc.property(regexish, (regex) => {
+        const result = routeConfigResourceType.decode(
+          encodeRouteConfig(
+            routeConfig({
+              virtualHosts: [virtualHost({ routes: [route({ match: { safeRegex: { regex } } })] })],
+            }),
+          ),
+          { server: SERVER },
+        );
+        assert.equal('errors' in result, 'error' in compileSafeRegex(regex));
+      }),
+      { numRuns: RUNS },
+    );
   });
 });

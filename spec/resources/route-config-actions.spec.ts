@@ -287,7 +287,7 @@ describe('hash_policy (A42)', () => {
     assert.deepEqual(errors(withAction({ hashPolicy: bad })), [
       `${R0}.route.hash_policy[0].header.header_name: must be non-empty`,
       `${R0}.route.hash_policy[1].header.regex_rewrite.pattern: field not present`,
-      `${R0}.route.hash_policy[2].header.regex_rewrite.pattern.regex: invalid regex: lookaround is not supported by RE2`,
+      `${R0}.route.hash_policy[2].header.regex_rewrite.pattern.regex: invalid regex: invalid named capture: \`(?<=a)b\` (RE2 has no lookaround)`,
     ]);
   });
 });

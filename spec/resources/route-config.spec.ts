@@ -182,25 +182,28 @@ describe('route match', () => {
     });
   }
 
-  it('rejects a safe_regex that does not compile', () => {
-    const [error] = errors(withRoute({ match: { safeRegex: { regex: '/svc/(' } } }));
-    assert.match(
-      error!,
-      /^virtual_hosts\[0\]\.routes\[0\]\.match\.safe_regex\.regex: invalid regex: /,
-    );
+  it("rejects a safe_regex that does not compile, in RE2's words", () => {
+    assert.deepEqual(errors(withRoute({ match: { safeRegex: { regex: '/svc/(' } } })), [
+      `${R0}.match.safe_regex.regex: invalid regex: missing closing ): \`/svc/(\``,
+    ]);
   });
 
-  it('rejects a pattern that only compiles inside the anchoring group', () => {
-    const [error] = errors(withRoute({ match: { safeRegex: { regex: 'a)|(b' } } }));
-    assert.match(error!, /\.match\.safe_regex\.regex: invalid regex: /);
+  it('rejects a pattern that would only compile inside an anchoring group', () => {
+    assert.deepEqual(errors(withRoute({ match: { safeRegex: { regex: 'a)|(b' } } })), [
+      `${R0}.match.safe_regex.regex: invalid regex: unexpected ): \`a)|(b\``,
+    ]);
   });
 
   it('rejects lookaround and backreferences, which RE2 does not have', () => {
-    assert.deepEqual(errors(withRoute({ match: { safeRegex: { regex: '/(?!x).*' } } })), [
-      `${R0}.match.safe_regex.regex: invalid regex: lookaround is not supported by RE2`,
+    const regexErrors = (regex: string) => errors(withRoute({ match: { safeRegex: { regex } } }));
+    assert.deepEqual(regexErrors('/(?!x).*'), [
+      `${R0}.match.safe_regex.regex: invalid regex: invalid or unsupported Perl syntax: \`(?!\` (RE2 has no lookaround)`,
     ]);
-    assert.deepEqual(errors(withRoute({ match: { safeRegex: { regex: '(a)\\1' } } })), [
-      `${R0}.match.safe_regex.regex: invalid regex: backreferences are not supported by RE2`,
+    assert.deepEqual(regexErrors('(?<=a)b'), [
+      `${R0}.match.safe_regex.regex: invalid regex: invalid named capture: \`(?<=a)b\` (RE2 has no lookaround)`,
+    ]);
+    assert.deepEqual(regexErrors('(a)\\1'), [
+      `${R0}.match.safe_regex.regex: invalid regex: invalid escape sequence: \`\\1\` (RE2 has no backreferences)`,
     ]);
     // Escaped or inside a class, the same characters are literals.
     assert.equal(
@@ -209,14 +212,51 @@ describe('route match', () => {
     );
   });
 
-  it('compileSafeRegex matches whole strings, optionally ignoring case', () => {
-    const compiled = compileSafeRegex('/svc/[a-z]+');
-    assert.ok('regExp' in compiled);
-    assert.equal(compiled.regExp.test('/svc/get'), true);
-    assert.equal(compiled.regExp.test('/svc/get/x'), false);
-    assert.equal(compiled.regExp.test('/svc/GET'), false);
-    const insensitive = compileSafeRegex('/svc/[a-z]+', true);
-    assert.ok('regExp' in insensitive && insensitive.regExp.test('/SVC/GET'));
+  it('rejects a repeat count above 1000, as RE2 does, and accepts 1000', () => {
+    assert.deepEqual(errors(withRoute({ match: { safeRegex: { regex: '/a{1001}' } } })), [
+      `${R0}.match.safe_regex.regex: invalid regex: invalid repeat count: \`{1001}\` (RE2 allows at most 1000 repetitions)`,
+    ]);
+    assert.equal(
+      onlyRoute(withRoute({ match: { safeRegex: { regex: '/a{1000}' } } })).match.path.type,
+      'safe_regex',
+    );
+  });
+
+  it('accepts RE2-only syntax that JavaScript rejects or reads differently', () => {
+    for (const regex of [
+      '(?i)/svc/.*',
+      '\\Q/a.b\\E',
+      '/[[:alpha:]]+',
+      '/\\pL+',
+      '(?P<m>/x)',
+      '/x\\z',
+    ]) {
+      assert.deepEqual(
+        onlyRoute(withRoute({ match: { safeRegex: { regex } } })).match.path,
+        { type: 'safe_regex', regex },
+        regex,
+      );
+    }
+  });
+
+  it('compileSafeRegex matches whole strings with RE2 semantics', () => {
+    const compile = (pattern: string) => {
+      const compiled = compileSafeRegex(pattern);
+      assert.ok('regex' in compiled, pattern);
+      return compiled.regex;
+    };
+    const svc = compile('/svc/[a-z]+');
+    assert.equal(svc.testExact('/svc/get'), true);
+    assert.equal(svc.testExact('/svc/get/x'), false);
+    assert.equal(svc.testExact('/svc/GET'), false);
+    assert.equal(compile('(?i)/svc/[a-z]+').testExact('/SVC/GET'), true);
+    // An alternation is matched whole, not as `^a|b$`.
+    assert.equal(compile('a|b').testExact('ax'), false);
+    assert.equal(compile('\\Qa.b\\E').testExact('a.b'), true);
+    assert.equal(compile('\\Qa.b\\E').testExact('axb'), false);
+    assert.equal(compile('[[:alpha:]]+').testExact('abc'), true);
+    assert.equal(compile('\\pL+').testExact('żółw'), true);
+    assert.deepEqual(compileSafeRegex('['), { error: 'missing closing ]: `[`' });
   });
 
   it('skips a route with query_parameters and counts it', () => {
@@ -298,6 +338,22 @@ describe('header matchers', () => {
     assert.match(
       headerErrors({ name: 'a', safeRegexMatch: { regex: '[' } })[0]!,
       /^virtual_hosts\[0\]\.routes\[0\]\.match\.headers\[0\]\.safe_regex_match\.regex: invalid regex: /,
+    );
+  });
+
+  it('checks header regexes with RE2 too: RE2-only syntax passes, a{1001} does not', () => {
+    assert.deepEqual(
+      headersOf([
+        { name: 'a', safeRegexMatch: { regex: '(?i)[[:alpha:]]+' } },
+        { name: 'b', stringMatch: { safeRegex: { regex: '\\Q1.0\\E|\\pN+' } } },
+      ]).map((h) => (h.type === 'safe_regex' ? h.regex : undefined)),
+      ['(?i)[[:alpha:]]+', '\\Q1.0\\E|\\pN+'],
+    );
+    assert.deepEqual(
+      headerErrors({ name: 'a', stringMatch: { safeRegex: { regex: 'a{1001}' } } }),
+      [
+        `${R0}.match.headers[0].string_match.safe_regex.regex: invalid regex: invalid repeat count: \`{1001}\` (RE2 allows at most 1000 repetitions)`,
+      ],
     );
   });
 

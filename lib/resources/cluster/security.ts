@@ -9,6 +9,7 @@ import type {
   TransportSocket,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { compileSafeRegex } from '../safe-regex';
 import { decodeAnyValue, typeUrlOf } from './any';
 import type {
   CertificateProviderInstance,
@@ -193,13 +194,11 @@ function sanMatcher(
       return Object.freeze({ type, value, ignoreCase });
     }
     case 'safeRegex': {
+      // RE2, as every gRPC matches SAN regexes (A29); the same check as route regexes.
       const regex = matcher.safeRegex!.regex;
-      try {
-        new RegExp(regex);
-      } catch {
-        errors.field('safe_regex', () =>
-          errors.addAt('regex', 'must be a valid regular expression'),
-        );
+      const compiled = compileSafeRegex(regex);
+      if ('error' in compiled) {
+        errors.field('safe_regex', () => errors.addAt('regex', `invalid regex: ${compiled.error}`));
         return undefined;
       }
       return Object.freeze({ type: 'safe_regex', regex, ignoreCase });

@@ -22,7 +22,7 @@ export type {
   WeightedClustersAction,
 } from './update';
 export { findVirtualHost, isValidDomainPattern } from './virtual-host-matching';
-export { compileSafeRegex } from './matchers';
+export { compileSafeRegex, type CompiledRegex } from '../safe-regex';
 export { validateRouteConfiguration } from './validate';
 
 const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');

@@ -8,57 +8,15 @@ import {
   type StringMatcher,
 } from '../../generated/protos';
 import { int64ToNumber } from '../common';
+import { compileSafeRegex } from '../safe-regex';
 import type { ValidationErrors } from '../../validation-errors';
 import type { HeaderMatch, PathMatch, RouteMatch } from './update';
 
 /**
- * Constructs JavaScript accepts but RE2 (what Envoy and gRPC compile `safe_regex` with) refuses:
- * lookaround and backreferences. A pattern using them would be NACKed by every other client, so
- * it is NACKed here too instead of silently matching differently.
+ * Validates a RegexMatcher at the current path with RE2 itself (re2js): NACKs exactly what RE2
+ * refuses (backreferences, lookaround, repeat counts above 1000) and accepts RE2-only syntax
+ * (`(?i)`, `\Q…\E`, `[[:alpha:]]`, `\pL`). Returns the pattern, or undefined if invalid.
  */
-function re2Unsupported(pattern: string): string | undefined {
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') {
-      const next = pattern[i + 1] ?? '';
-      if (!inClass && (/[1-9]/.test(next) || next === 'k')) {
-        return 'backreferences are not supported by RE2';
-      }
-      i++;
-    } else if (inClass) {
-      if (c === ']') inClass = false;
-    } else if (c === '[') {
-      inClass = true;
-    } else if (c === '(' && /^\(\?(=|!|<=|<!)/.test(pattern.slice(i, i + 4))) {
-      return 'lookaround is not supported by RE2';
-    }
-  }
-  return undefined;
-}
-
-/**
- * Compiles an xDS `safe_regex` for full-string matching (RE2 semantics: the whole input must
- * match). Returns an error text instead when the pattern is not acceptable. The validators use
- * it, and so should whoever matches RPCs against a RouteConfigUpdate, so both agree.
- */
-export function compileSafeRegex(
-  pattern: string,
-  ignoreCase = false,
-): { readonly regExp: RegExp } | { readonly error: string } {
-  const unsupported = re2Unsupported(pattern);
-  if (unsupported) return { error: unsupported };
-  const flags = ignoreCase ? 'i' : '';
-  try {
-    // Compiled alone first: inside the anchoring group, `a)|(b` would become valid.
-    new RegExp(pattern, flags);
-    return { regExp: new RegExp(`^(?:${pattern})$`, flags) };
-  } catch (e) {
-    return { error: e instanceof Error ? e.message : String(e) };
-  }
-}
-
-/** Validates a RegexMatcher at the current path; returns its pattern, or undefined if invalid. */
 export function validateRegex(matcher: RegexMatcher, errors: ValidationErrors): string | undefined {
   const compiled = compileSafeRegex(matcher.regex);
   if ('error' in compiled) {
