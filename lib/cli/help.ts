@@ -80,9 +80,12 @@ Example:
 
 export const DEMO_HELP = `Usage: xds-client demo [--no-color]
 
-Starts the test management server on 127.0.0.1 with examples/demo-snapshot.yaml, connects
-an XdsClient and shows the listener, its route, the aggregate cluster tree, its discovery
-mechanisms and the priorities of endpoints, with every request, ACK and NACK. Then it
-changes the snapshot: B's endpoints vanish (failover to D), a bad update to cluster D is
-NACKed (D keeps its last good version), and cluster D is deleted. Ends by itself in
-about 6 seconds.`;
+Real RPCs through xDS. Starts a grpc-js backend for each endpoint of
+examples/demo-snapshot.yaml (each answers with its name: b1, b2, d1, e1), the test
+management server on 127.0.0.1 serving that snapshot, and a grpc-js channel on
+xds:///demo.example.com through xds-client/grpc. Shows what the channel's XdsClient
+receives (listener, route, aggregate cluster tree, priorities, every request, ACK and
+NACK) and how many of 20 RPCs each backend answered. Then it changes the snapshot and
+counts again after each step: B's endpoints vanish, a bad update to cluster D is NACKed,
+D's endpoints vanish too, cluster D is deleted, the first snapshot is served again.
+Ends by itself in about 7 seconds.`;
