@@ -1,0 +1,73 @@
+// End to end: how one cluster spreads RPCs over its endpoints and localities (gRFC A27, A52):
+// round robin over the endpoints, and locality weights through wrr_locality, the policy a
+// legacy ROUND_ROBIN cluster gets.
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { edsCluster, endpoints } from '../../../lib/testing';
+import {
+  assertShare,
+  sendRpcs,
+  show,
+  startXdsEnv,
+  waitForDistribution,
+  type XdsEnv,
+} from '../helpers/xds-env';
+
+describe('e2e: load balancing within a cluster', () => {
+  let env: XdsEnv;
+  beforeEach(async () => {
+    env = await startXdsEnv(['a', 'b', 'c', 'd']);
+  });
+  afterEach(() => env.close());
+
+  it('round robin spreads RPCs evenly over the three endpoints of a cluster', async () => {
+    env.serve({
+      clusters: [edsCluster('echo')],
+      endpoints: [endpoints('echo', [{ addresses: env.addresses('a', 'b', 'c') }])],
+    });
+    const client = env.client();
+    // Until every backend is connected, round robin only has the READY ones.
+    await waitForDistribution(client, 'all three backends answer', (c) => c.size === 3);
+    const counts = await sendRpcs(client, 300);
+    assert.equal(counts.size, 3, show(counts));
+    for (const name of ['a', 'b', 'c']) assertShare(counts, name, 1 / 3, 0.05);
+  });
+
+  it('locality weights 3:1 split RPCs 75/25 between two localities', async () => {
+    env.serve({
+      clusters: [edsCluster('echo')],
+      endpoints: [
+        endpoints('echo', [
+          { locality: { zone: 'heavy' }, weight: 3, addresses: env.addresses('a', 'b') },
+          { locality: { zone: 'light' }, weight: 1, addresses: env.addresses('c', 'd') },
+        ]),
+      ],
+    });
+    const client = env.client();
+    await waitForDistribution(client, 'all four backends answer', (c) => c.size === 4);
+    const counts = await sendRpcs(client, 1000);
+    const heavy = (counts.get('a') ?? 0) + (counts.get('b') ?? 0);
+    const light = (counts.get('c') ?? 0) + (counts.get('d') ?? 0);
+    assert.equal(heavy + light, 1000, `every RPC answered: ${show(counts)}`);
+    // 1000 draws at p = 0.75: one standard deviation is 1.4 %, the tolerance over 4 of them.
+    assertShare(
+      new Map([
+        ['heavy', heavy],
+        ['light', light],
+      ]),
+      'heavy',
+      0.75,
+      0.06,
+    );
+    // Within a locality, round robin.
+    assertShare(
+      new Map([
+        ['a', counts.get('a') ?? 0],
+        ['b', counts.get('b') ?? 0],
+      ]),
+      'a',
+      0.5,
+      0.06,
+    );
+  });
+});
