@@ -123,6 +123,35 @@ describe('e2e: control-plane failures', () => {
     await waitForDistribution(client, 'RPCs answered again', (c) => !c.has(UNAVAILABLE));
   });
 
+  it("a deleted cluster fails only its route's RPCs, naming the cluster; other routes keep working", async () => {
+    const onHeader = { prefix: '', headers: [{ name: 'x-to-b', present_match: true }] };
+    env.serve({
+      clusters: [edsCluster('A'), edsCluster('B')],
+      endpoints: [
+        endpoints('A', [{ addresses: env.addresses('a') }]),
+        endpoints('B', [{ addresses: env.addresses('b') }]),
+      ],
+      routes: [
+        { match: onHeader, route: { cluster: 'B' } },
+        { match: { prefix: '' }, route: { cluster: 'A' } },
+      ],
+    });
+    const client = env.client();
+    const toB = new grpc.Metadata();
+    toB.set('x-to-b', '1');
+    await waitForAllOn(client, 'b', { metadata: toB });
+    await waitForAllOn(client, 'a');
+
+    env.server.removeResource('cluster', 'B');
+    const error = await waitForFailure(client, 'RPCs to cluster B fail', () => true, {
+      metadata: toB,
+    });
+    assert.equal(error.code, grpc.status.UNAVAILABLE, error.details);
+    assert.match(error.details, /"B"/);
+    assert.match(error.details, /xDS node id: test-node/);
+    await waitForAllOn(client, 'a');
+  });
+
   it('a route with a non-forwarding or unsupported action fails its RPCs with UNAVAILABLE', async () => {
     const present = (name: string) => ({ prefix: '', headers: [{ name, present_match: true }] });
     env.serve({

@@ -71,6 +71,33 @@ describe('e2e: routing', () => {
     });
   });
 
+  describe('route changes', () => {
+    beforeEach(async () => {
+      env = await startXdsEnv(['a', 'b']);
+    });
+
+    it("a route change moves RPCs to the new cluster and releases the old cluster's watch", async () => {
+      env.serve(clustersOver(env, ['a', 'b']));
+      env.server.setResources('route', [routes([to('a', { prefix: '' })])]);
+      const client = env.client();
+      await waitForAllOn(client, 'a');
+
+      const mark = env.server.requests.length;
+      env.server.setResources('route', [routes([to('b', { prefix: '' })])]);
+      await waitForAllOn(client, 'b');
+      // Once no RPC holds cluster a, the channel unsubscribes from it and from its endpoints.
+      for (const type of ['.Cluster', '.ClusterLoadAssignment']) {
+        await env.server.waitForRequest(
+          (r) =>
+            r.typeUrl.endsWith(type) &&
+            r.resourceNames.includes('b') &&
+            !r.resourceNames.includes('a'),
+          { after: mark, timeoutMs: 3000 },
+        );
+      }
+    });
+  });
+
   describe('headers and paths', () => {
     const names = ['exact', 'prefix', 'present', 'regex', 'invert', 'grpc'];
     beforeEach(async () => {
