@@ -75,7 +75,7 @@ export async function runDemo(argv: readonly string[], io: Io): Promise<number> 
     // Channels share one XdsClient per bootstrap and target authority: leasing it with the
     // channel's bootstrap text shows what the channel's resolver receives, as it receives it.
     const bootstrap = JSON.stringify(server.bootstrap({ nodeId: NODE_ID }));
-    lease = leaseClient(bootstrap, '');
+    lease = leaseClient({ bootstrap }, '');
     channel = new DemoChannel(target, bootstrap);
     await script({ server, client: lease.client, channel, snapshot, p, io, pauseMs });
   } finally {

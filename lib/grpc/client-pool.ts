@@ -17,25 +17,30 @@ export interface ClientLease {
   release(): void;
 }
 
+/** What a channel asks of its client (from its channel options). */
+export interface ClientSettings {
+  /** An object, JSON text, or undefined for the environment variables. */
+  readonly bootstrap: object | string | undefined;
+  readonly resourceTimeoutMs?: number | undefined;
+}
+
 /**
- * The shared client for this bootstrap (an object, JSON text, or undefined for the environment
- * variables) and target authority ('' for none). Throws XdsError for a bad bootstrap.
+ * The shared client for these settings and target authority ('' for none). Throws XdsError
+ * for a bad bootstrap or option.
  */
-export function leaseClient(
-  bootstrap: object | string | undefined,
-  authority: string,
-): ClientLease {
+export function leaseClient(settings: ClientSettings, authority: string): ClientLease {
+  const { bootstrap, resourceTimeoutMs } = settings;
   const key = JSON.stringify([
-    bootstrap === undefined
-      ? null
-      : typeof bootstrap === 'string'
-        ? bootstrap
-        : JSON.stringify(bootstrap),
+    typeof bootstrap === 'object' ? JSON.stringify(bootstrap) : (bootstrap ?? null),
+    resourceTimeoutMs ?? null,
     authority,
   ]);
   let entry = pool.get(key);
   if (!entry) {
-    const client = new XdsClient(bootstrap === undefined ? {} : { bootstrap });
+    const client = new XdsClient({
+      ...(bootstrap === undefined ? {} : { bootstrap }),
+      ...(resourceTimeoutMs === undefined ? {} : { resourceTimeoutMs }),
+    });
     entry = { client, users: 0 };
     pool.set(key, entry);
   }

@@ -156,11 +156,11 @@ export class DependencyManager {
   private onResourceError(error: XdsError, which: 'listener' | 'route'): void {
     if (which === 'listener') {
       this.listener = undefined;
-      this.listenerError = unavailable(error);
+      this.listenerError = this.forRpcs(error);
       this.dropRouteWatch();
       this.routeError = undefined;
     } else {
-      this.routeError = unavailable(error);
+      this.routeError = this.forRpcs(error);
     }
     this.routeConfig = undefined;
     this.schedule();
@@ -170,6 +170,21 @@ export class DependencyManager {
   private onAmbient(error: XdsError): void {
     if (trace.enabled)
       trace.log(`${this.listenerName}: keeping cached resources: ${error.message}`);
+  }
+
+  /**
+   * An error as the channel's RPCs see it (gRFC A54): UNAVAILABLE, whatever the resource's
+   * problem was, and naming the node.
+   */
+  private forRpcs(error: XdsError): XdsError {
+    if (error.code === status.UNAVAILABLE && error.nodeId !== undefined) return error;
+    return new XdsError(status.UNAVAILABLE, error.reason, {
+      ...(error.typeUrl === undefined ? {} : { typeUrl: error.typeUrl }),
+      ...(error.resourceName === undefined ? {} : { resourceName: error.resourceName }),
+      nodeId: this.client.bootstrap.node.id,
+      details: error.details,
+      cause: error,
+    });
   }
 
   // ---- building the configuration ----
@@ -302,7 +317,7 @@ export class DependencyManager {
       const result = root.result;
       if (!result) return undefined;
       if ('error' in result) {
-        clusters.set(name, { ok: false, error: result.error });
+        clusters.set(name, { ok: false, error: this.forRpcs(result.error) });
         continue;
       }
       const { update } = result;
@@ -333,7 +348,7 @@ export class DependencyManager {
 }
 
 /** The clusters the routes of a virtual host can send RPCs to. */
-function routeClusters(virtualHost: VirtualHost): Set<string> {
+export function routeClusters(virtualHost: VirtualHost): Set<string> {
   const names = new Set<string>();
   for (const route of virtualHost.routes) {
     const action = route.action;
@@ -343,16 +358,4 @@ function routeClusters(virtualHost: VirtualHost): Set<string> {
     }
   }
   return names;
-}
-
-/** Whatever the resource's problem, what the channel's RPCs see is UNAVAILABLE (A54). */
-function unavailable(error: XdsError): XdsError {
-  if (error.code === status.UNAVAILABLE) return error;
-  return new XdsError(status.UNAVAILABLE, error.reason, {
-    ...(error.typeUrl === undefined ? {} : { typeUrl: error.typeUrl }),
-    ...(error.resourceName === undefined ? {} : { resourceName: error.resourceName }),
-    ...(error.nodeId === undefined ? {} : { nodeId: error.nodeId }),
-    details: error.details,
-    cause: error,
-  });
 }

@@ -2,4 +2,4 @@
 // clients for `xds:///service` targets as usual. Everything exported here is public and
 // documented in docs/grpc.md.
 export { register } from './register';
-export { BOOTSTRAP_OPTION } from './names';
+export { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';

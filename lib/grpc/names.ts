@@ -21,6 +21,12 @@ export const POLICY = {
 export const BOOTSTRAP_OPTION = 'xds_client.bootstrap';
 
 /**
+ * Channel option: the does-not-exist timer of this channel's xDS client, in ms (default
+ * 15 000, gRFC A57). Channels share a client only when this matches too.
+ */
+export const RESOURCE_TIMEOUT_OPTION = 'xds_client.resource_timeout_ms';
+
+/**
  * Resolver attributes reach every LB policy merged into its channel options. Keys with this
  * prefix are left out of subchannel arguments, so our objects never key the subchannel pool.
  */

@@ -13,10 +13,10 @@ import { logError } from '../trace';
 import { leaseClient, type ClientLease } from './client-pool';
 import { ClusterRefs } from './cluster-refs';
 import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
-import { DependencyManager } from './dependency-manager';
+import { DependencyManager, routeClusters } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
-import { BOOTSTRAP_OPTION, POLICY, XDS_CONFIG_ATTRIBUTE } from './names';
+import { BOOTSTRAP_OPTION, POLICY, RESOURCE_TIMEOUT_OPTION, XDS_CONFIG_ATTRIBUTE } from './names';
 import { RouteTable } from './routing';
 import type { XdsConfig } from './xds-config';
 
@@ -74,8 +74,13 @@ export class XdsResolver implements experimental.Resolver {
 
   private start(): Running {
     const authority = this.target.authority ?? '';
-    const bootstrap = this.options[BOOTSTRAP_OPTION] as object | string | undefined;
-    const lease = leaseClient(bootstrap, authority);
+    const lease = leaseClient(
+      {
+        bootstrap: this.options[BOOTSTRAP_OPTION] as object | string | undefined,
+        resourceTimeoutMs: this.options[RESOURCE_TIMEOUT_OPTION] as number | undefined,
+      },
+      authority,
+    );
     try {
       const client = lease.client;
       const listenerName = listenerNameFor(client.bootstrap, authority, this.target.path);
@@ -122,7 +127,10 @@ export class XdsResolver implements experimental.Resolver {
       config.virtualHost,
       config.listener.httpConnectionManager.maxStreamDurationMs,
     );
-    const selector = new XdsConfigSelector(table, running.refs, config.rootClusters, config.nodeId);
+    // The selector holds what its routes can pick, not what in-flight RPCs still hold: those
+    // go when their RPCs are done (A31).
+    const clusters = routeClusters(config.virtualHost);
+    const selector = new XdsConfigSelector(table, running.refs, clusters, config.nodeId);
     this.emit(serviceConfig, config, selector);
   }
 

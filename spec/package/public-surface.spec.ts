@@ -280,6 +280,7 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
 /** xds-client/grpc: the grpc-js plugin (docs/grpc.md). */
 const GRPC_SURFACE: Record<string, ExportKind> = {
   BOOTSTRAP_OPTION: 'const',
+  RESOURCE_TIMEOUT_OPTION: 'const',
   register: 'function',
 };
 
