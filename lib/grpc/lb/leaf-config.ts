@@ -29,11 +29,15 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
   const endpoints: Endpoint[] = [];
   const children: { name: string; config: TypedConfig; ignoreReresolutionRequests: boolean }[] = [];
   for (const priority of priorities) {
+    const before = endpoints.length;
     const child =
       mechanism.type === 'LOGICAL_DNS'
         ? logicalDnsChild(priority, endpoints)
         : edsChild(priority, mechanism.lbPolicy ?? cluster.lbPolicy, endpoints);
     if ('error' in child) return { error: `cluster "${cluster.name}": ${child.error}` };
+    // A priority with nothing to connect to is failed over at once (A37): as a child it would
+    // sit IDLE once its endpoint policy gives up, and A56 would wait on it.
+    if (endpoints.length === before) continue;
     children.push({
       name: priority.name,
       config: child.config,

@@ -5,9 +5,11 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { edsCluster, endpoints } from '../../../lib/testing';
+import { RESOURCE_TIMEOUT_OPTION } from '../../../lib/grpc';
 import {
   SERVICE,
   UNAVAILABLE,
+  rpcError,
   routes,
   sendRpc,
   sendRpcs,
@@ -121,6 +123,14 @@ describe('e2e: control-plane failures', () => {
 
     env.server.setResources('listener', [serviceListener()]);
     await waitForDistribution(client, 'RPCs answered again', (c) => !c.has(UNAVAILABLE));
+  });
+
+  it('a Listener that never existed fails RPCs with UNAVAILABLE naming it once the does-not-exist timer fires', async () => {
+    const client = env.client({ [RESOURCE_TIMEOUT_OPTION]: 200 });
+    const error = await rpcError(client, { deadlineMs: 3000 });
+    assert.equal(error.code, grpc.status.UNAVAILABLE, error.details);
+    assert.match(error.details, /Listener "echo\.test" does not exist: not received within 200 ms/);
+    assert.match(error.details, /xDS node id: test-node/);
   });
 
   it("a deleted cluster fails only its route's RPCs, naming the cluster; other routes keep working", async () => {
