@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { DIST, ROOT } from './clients';
 import { SEED } from './fixtures';
 import { BenchServer, ClientProcess } from './harness';
+import { rpcTargets } from './rpc';
 import { Results, markdown, table } from './stats';
 import { SUITES, config, n, type Config } from './workloads';
 
@@ -129,6 +130,7 @@ function targets(results: Results, cfg: Config): string[] {
         `(${perWatcher.toFixed(0)} bytes per added watcher; identity check below)`,
     );
   }
+  lines.push(...rpcTargets(results, cfg.rpc));
   return lines;
 }
 

@@ -18,6 +18,7 @@ import {
 } from './fixtures';
 import { ClientProcess, type BenchServer, type Delivery } from './harness';
 import type { Impl, ResourceKind } from './protocol';
+import { rpcConfig, rpcSuite, type RpcConfig } from './rpc';
 import type { Results } from './stats';
 
 export interface Config {
@@ -37,6 +38,8 @@ export interface Config {
   readonly warmupRounds: number;
   /** The EDS warm-up client's assignments (CDS warms up with as many clusters as it times). */
   readonly warmupAssignments: number;
+  /** The RPC workloads' sizes (bench/rpc.ts). */
+  readonly rpc: RpcConfig;
 }
 
 export function config(quick: boolean): Config {
@@ -54,6 +57,7 @@ export function config(quick: boolean): Config {
         importSamples: 3,
         warmupRounds: 3,
         warmupAssignments: 100,
+        rpc: rpcConfig(true),
       }
     : {
         sessions: 5,
@@ -68,6 +72,7 @@ export function config(quick: boolean): Config {
         importSamples: 7,
         warmupRounds: 4,
         warmupAssignments: 300,
+        rpc: rpcConfig(false),
       };
 }
 
@@ -470,4 +475,5 @@ export const SUITES: readonly Suite[] = [
   edsSuite(),
   memorySuite(),
   treeSuite(),
+  rpcSuite(),
 ];

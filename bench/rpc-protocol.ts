@@ -1,0 +1,113 @@
+// The messages between the bench and an RPC client process (bench/rpc-child.ts). The RPC
+// workloads send real RPCs to real grpc-js backends: through our `xds:` plugin, through
+// @grpc/grpc-js-xds's, or through plain grpc-js (the floor). The two plugins both register the
+// `xds` scheme in grpc-js's process-wide registry, so each process loads at most one of them.
+import { performance } from 'node:perf_hooks';
+import type { Impl } from './protocol';
+
+/** The unary method every backend serves: it answers with its own name (`s<set>-<index>`). */
+export const ECHO_METHOD = '/bench.Echo/Echo';
+
+/** The `xds:///` target's name: the Listener (and, through it, route and cluster) served. */
+export const XDS_SERVICE = 'bench-rpc';
+
+/** The name a backend answers with: which set it belongs to, and which one of the set. */
+export const backendName = (set: number, index: number): string => `s${set}-${index}`;
+
+/**
+ * A clock the bench and its client processes share (milliseconds since the epoch, sub-ms
+ * resolution): a push is timed from the bench's clock to the client's. Measured between two
+ * processes on the bench machine, the two agree to about 0.2 ms.
+ */
+export const absoluteNow = (): number => performance.timeOrigin + performance.now();
+
+/** How a channel is made: the target, and where its bootstrap or addresses come from. */
+export type ChannelSpec =
+  /**
+   * `xds:///bench-rpc`. `bootstrap` (JSON text) goes in the channel option: ours'
+   * BOOTSTRAP_OPTION, the peer's per-channel test option. Without it, the peer reads
+   * GRPC_XDS_BOOTSTRAP_CONFIG, set when its process was started.
+   */
+  | { readonly kind: 'xds'; readonly bootstrap?: string }
+  /** The floor: `ipv4:` with round_robin, or the bench's own resolver when it is pushed to. */
+  | { readonly kind: 'ipv4' | 'pushed'; readonly addresses: readonly string[] };
+
+/** Many RPCs, `concurrency` in flight: `warmup` untimed, then `batches` timed of `rpcs`. */
+export interface ThroughputCommand {
+  readonly cmd: 'throughput';
+  readonly channel: ChannelSpec;
+  readonly warmup: number;
+  readonly batches: number;
+  readonly rpcs: number;
+  readonly concurrency: number;
+}
+
+/**
+ * Channel creation → first answered RPC: `cold` first (the process's first channel), then
+ * `warmups` channels, each closed after its first RPC, then `warm` (new backends, a new
+ * management server: nothing of it is cached or connected).
+ */
+export interface FirstRpcCommand {
+  readonly cmd: 'first';
+  readonly cold: ChannelSpec;
+  readonly warmups: readonly ChannelSpec[];
+  readonly warm: ChannelSpec;
+}
+
+/** Opens a channel and keeps one RPC in flight, back to back, until `push-stop`. */
+export interface PushStartCommand {
+  readonly cmd: 'push-start';
+  readonly channel: ChannelSpec;
+  /** Answers from this backend set count as "traffic is there" (the answer is `ready`). */
+  readonly set: number;
+}
+
+/** The next push moves traffic to this set: report the first answer from it (`moved`). */
+export interface PushExpectCommand {
+  readonly cmd: 'push-expect';
+  readonly set: number;
+}
+
+/** The floor's push: its resolver reports these addresses. */
+export interface ResolveCommand {
+  readonly cmd: 'resolve';
+  readonly addresses: readonly string[];
+}
+
+export interface PushStopCommand {
+  readonly cmd: 'push-stop';
+}
+
+export interface RpcExitCommand {
+  readonly cmd: 'exit';
+}
+
+export type RpcCommand =
+  | ThroughputCommand
+  | FirstRpcCommand
+  | PushStartCommand
+  | PushExpectCommand
+  | ResolveCommand
+  | PushStopCommand
+  | RpcExitCommand;
+
+export type RpcEvent =
+  | { readonly ev: 'ready' }
+  /**
+   * Each timed batch's duration and the client process's CPU time (user + system) in it, and
+   * how many answers each backend gave (warm-up included).
+   */
+  | {
+      readonly ev: 'throughput';
+      readonly batchMs: readonly number[];
+      readonly cpuMs: readonly number[];
+      readonly answers: Readonly<Record<string, number>>;
+    }
+  | { readonly ev: 'first'; readonly coldMs: number; readonly warmMs: number }
+  /** The first answer from the expected set, on the shared clock (`absoluteNow`). */
+  | { readonly ev: 'moved'; readonly at: number }
+  | { readonly ev: 'error'; readonly message: string };
+
+export type RpcEventOf<E extends RpcEvent['ev']> = Extract<RpcEvent, { ev: E }>;
+
+export type { Impl };
