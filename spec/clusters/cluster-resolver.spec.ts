@@ -23,7 +23,9 @@ import {
   type JsonObject,
 } from '../../lib/testing';
 import { EDS, startEnv, type Env } from '../helpers/env';
-import { fakeDns, Recorder, summarize, waitFor } from './helpers';
+import { RecordingWatcher } from '../helpers/recording-watcher';
+import { until } from '../helpers/wait';
+import { fakeDns, summarize } from './helpers';
 
 const eds = (cluster: string, more: Partial<DiscoveryMechanism> = {}): DiscoveryMechanism => ({
   cluster,
@@ -70,7 +72,7 @@ describe('cluster resolver', () => {
       },
     };
     env.server.setResources('endpoint', [assignment]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     const lrsServer = env.client.bootstrap.xdsServers[0]!;
     resolver = new ClusterResolver(
       env.client,
@@ -107,7 +109,7 @@ describe('cluster resolver', () => {
       .lb_endpoints;
     lbEndpoints.forEach((e, i) => (e['health_status'] = statuses[i]));
     env.server.setResources('endpoint', [assignment]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [priority] = await rec.update();
     assert.deepEqual(summarize(priority!).localities[0]!.addresses, [
@@ -118,7 +120,7 @@ describe('cluster resolver', () => {
 
   it('an-eds-resource-that-does-not-exist-gives-one-empty-priority-until-it-arrives', async () => {
     env = await startEnv();
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [empty, ...rest] = await rec.update();
     assert.equal(rest.length, 0);
@@ -141,7 +143,7 @@ describe('cluster resolver', () => {
   it('nothing-is-reported-until-every-mechanism-has-a-result', async () => {
     env = await startEnv();
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B'), eds('C')], rec);
     await rec.expectNothing(150);
     env.server.setResources('endpoint', [
@@ -154,7 +156,7 @@ describe('cluster resolver', () => {
   it('logical-dns-gives-one-pick-first-priority-with-every-address-on-the-port', async () => {
     env = await startEnv();
     const dns = fakeDns({ 'dns.example': ['10.0.0.1', '2001:db8::1'] });
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [logicalDns('E', 'dns.example:8080')], rec, {
       dnsResolver: dns,
     });
@@ -176,7 +178,7 @@ describe('cluster resolver', () => {
     const dns = fakeDns({
       'dns.example': (call) => (call === 1 ? new Error('SERVFAIL') : ['10.0.0.1']),
     });
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [logicalDns('E', 'dns.example:443')], rec, {
       dnsResolver: dns,
     });
@@ -197,7 +199,7 @@ describe('cluster resolver', () => {
   it('an-ipv6-literal-is-looked-up-without-brackets-and-a-bad-name-is-an-empty-priority', async () => {
     env = await startEnv();
     const dns = fakeDns({ '2001:db8::5': ['2001:db8::5'] });
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(
       env.client,
       [logicalDns('V6', '[2001:db8::5]:443'), logicalDns('Bad', 'no-port')],
@@ -213,7 +215,7 @@ describe('cluster resolver', () => {
   it('the-refresh-interval-re-resolves-without-being-asked', async () => {
     env = await startEnv();
     const dns = fakeDns({ 'dns.example': (call) => [`10.0.0.${call}`] });
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [logicalDns('E', 'dns.example:80')], rec, {
       dnsResolver: dns,
       dnsRefreshIntervalMs: 50,
@@ -239,8 +241,8 @@ describe('cluster resolver', () => {
     ]);
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
     const dnsResolver = fakeDns({ 'dns.example': ['10.0.0.1'] });
-    const edsFirst = new Recorder<readonly Priority[]>();
-    const dnsFirst = new Recorder<readonly Priority[]>();
+    const edsFirst = new RecordingWatcher<readonly Priority[]>();
+    const dnsFirst = new RecordingWatcher<readonly Priority[]>();
     const one = watchClusterEndpoints(env.client, 'EdsFirst', edsFirst, { dnsResolver });
     const two = watchClusterEndpoints(env.client, 'DnsFirst', dnsFirst, { dnsResolver });
     const byCluster = (p: readonly Priority[]) => p.map((x) => [x.cluster, x.childPolicy]);
@@ -260,7 +262,7 @@ describe('cluster resolver', () => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B', 'D']), edsCluster('B')]);
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     const watch = watchClusterEndpoints(env.client, 'A', rec);
     assert.equal((await rec.error()).message, 'A -> D: cluster "D" does not exist');
 
@@ -290,7 +292,7 @@ describe('cluster resolver', () => {
         ),
       ]);
     publish(['L1'], ['L2']);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     assert.deepEqual(names(await rec.update()), ['B[child0]', 'B[child1]']);
 
@@ -313,7 +315,7 @@ describe('cluster resolver', () => {
       endpoints('B', [{ locality: loc('b'), addresses: ['127.0.0.1:8001'] }]),
       endpoints('C', [{ locality: loc('c'), addresses: ['127.0.0.1:8002'] }]),
     ]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [b] = await rec.update();
 
@@ -324,14 +326,13 @@ describe('cluster resolver', () => {
 
     resolver.updateMechanisms([eds('C')]);
     assert.deepEqual(names(await rec.update()), ['C[child0]']);
-    await waitFor('EDS unsubscription of B', () =>
-      JSON.stringify(subscribedEndpoints(env)) === '["C"]' ? true : undefined,
+    await until(
+      'EDS unsubscription of B',
+      () => JSON.stringify(subscribedEndpoints(env)) === '["C"]',
     );
     resolver.close();
     // Nothing left to watch: the client closes its stream rather than send an empty list.
-    await waitFor('EDS unsubscription of C', () =>
-      env.server.streamCount === 0 ? true : undefined,
-    );
+    await until('EDS unsubscription of C', () => env.server.streamCount === 0);
     await rec.expectNothing();
   });
 });
