@@ -22,7 +22,7 @@ import {
   logicalDnsCluster,
   type JsonObject,
 } from '../../lib/testing';
-import { EDS, startEnv, type Env } from '../helpers/env';
+import { EDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { until } from '../helpers/wait';
 import { fakeDns, summarize } from './helpers';
@@ -145,7 +145,9 @@ describe('cluster resolver', () => {
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
     const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B'), eds('C')], rec);
-    await rec.expectNothing(150);
+    // B has arrived and C has not (its does-not-exist timer is still running).
+    await env.server.waitForRequest((r) => r.typeUrl === EDS && r.resourceNames.length === 2);
+    await rec.expectNothingUntil(settled(env.server));
     env.server.setResources('endpoint', [
       endpoints('B', [{ addresses: ['127.0.0.1:8001'] }]),
       endpoints('C', [{ addresses: ['127.0.0.1:8002'] }]),
@@ -212,23 +214,32 @@ describe('cluster resolver', () => {
     assert.equal(dns.calls.size, 1);
   });
 
-  it('the-refresh-interval-re-resolves-without-being-asked', async () => {
+  it('the-refresh-interval-re-resolves-without-being-asked', async (t) => {
     env = await startEnv();
+    t.mock.timers.enable({ apis: ['setInterval'] });
     const dns = fakeDns({ 'dns.example': (call) => [`10.0.0.${call}`] });
+    const lookups = () => dns.calls.get('dns.example');
+    const address = (priorities: readonly Priority[]) =>
+      summarize(priorities[0]!).localities[0]!.addresses[0];
     const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [logicalDns('E', 'dns.example:80')], rec, {
       dnsResolver: dns,
-      dnsRefreshIntervalMs: 50,
+      dnsRefreshIntervalMs: 1000,
     });
-    const third = await rec.updateWhere(
-      (p) => summarize(p[0]!).localities[0]!.addresses[0] === '10.0.0.3:80',
-      2000,
-    );
+    assert.equal(address(await rec.update()), '10.0.0.1:80');
+    t.mock.timers.tick(999);
+    assert.equal(lookups(), 1, 'not before the interval');
+    t.mock.timers.tick(1);
+    assert.equal(lookups(), 2);
+    assert.equal(address(await rec.update()), '10.0.0.2:80');
+    t.mock.timers.tick(1000);
+    const third = await rec.update();
+    assert.equal(address(third), '10.0.0.3:80');
     assert.equal(third[0]!.name, 'E[child0]');
     resolver.close();
-    const calls = dns.calls.get('dns.example');
-    await rec.expectNothing(150);
-    assert.equal(dns.calls.get('dns.example'), calls, 'no lookups after close()');
+    t.mock.timers.tick(10_000);
+    assert.equal(lookups(), 3, 'no lookups after close()');
+    rec.expectNothingYet();
   });
 
   it('eds-then-dns-and-dns-then-eds-keep-the-aggregate-order', async () => {
@@ -273,7 +284,9 @@ describe('cluster resolver', () => {
     ]);
     assert.deepEqual(names(await rec.update()), ['B[child0]', 'D[child0]']);
     watch.cancel();
-    await rec.expectNothing();
+    // Nothing left to watch: once the client has closed its stream, nothing can come.
+    await until('the stream to close', () => env.server.streamCount === 0);
+    rec.expectNothingYet();
   });
 
   it('priority-names-follow-their-localities-across-updates', async () => {
@@ -333,6 +346,6 @@ describe('cluster resolver', () => {
     resolver.close();
     // Nothing left to watch: the client closes its stream rather than send an empty list.
     await until('EDS unsubscription of C', () => env.server.streamCount === 0);
-    await rec.expectNothing();
+    rec.expectNothingYet();
   });
 });
