@@ -1,0 +1,19 @@
+// Time in the timer and reconnect specs: node:test's mock clock, moved by the spec.
+import type { TestContext } from 'node:test';
+
+/** Where the mock clock starts: any fixed instant does. */
+export const MOCK_EPOCH = Date.UTC(2025, 0, 1);
+
+/**
+ * Mocks setTimeout and Date for the rest of the test (node:test restores them after it): the
+ * client's does-not-exist and reconnect timers fire only when the spec ticks, and Date.now()
+ * (which the client uses to schedule reconnects) moves with the ticks. A timer callback runs
+ * inside tick(), so right after a tick the spec can check, without waiting, what it did.
+ *
+ * Real I/O goes on meanwhile (grpc-js connects and streams as usual), so specs wait for events
+ * with helpers whose deadlines use the real timers (RecordingWatcher, ClientEvents, waitFor).
+ */
+export function mockClock(t: TestContext): (ms: number) => void {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: MOCK_EPOCH });
+  return (ms) => t.mock.timers.tick(ms);
+}
