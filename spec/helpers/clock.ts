@@ -1,5 +1,7 @@
 // Time in the timer and reconnect specs: node:test's mock clock, moved by the spec.
 import type { TestContext } from 'node:test';
+import type { XdsTransportFactory } from '../../lib';
+import { GrpcTransport } from '../../lib/client/grpc-transport';
 
 /** Where the mock clock starts: any fixed instant does. */
 export const MOCK_EPOCH = Date.UTC(2025, 0, 1);
@@ -16,4 +18,25 @@ export const MOCK_EPOCH = Date.UTC(2025, 0, 1);
 export function mockClock(t: TestContext): (ms: number) => void {
   t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: MOCK_EPOCH });
   return (ms) => t.mock.timers.tick(ms);
+}
+
+/**
+ * The client's own grpc-js transport, noting when each ADS stream starts (`Date.now()`, so mock
+ * time under mockClock): when the client starts a stream, the spec learns it at once.
+ */
+export function timedStreams(): { transportFactory: XdsTransportFactory; starts: number[] } {
+  const starts: number[] = [];
+  return {
+    starts,
+    transportFactory: (server) => {
+      const inner = new GrpcTransport(server);
+      return {
+        startAdsCall: (handlers) => {
+          starts.push(Date.now());
+          return inner.startAdsCall(handlers);
+        },
+        close: () => inner.close(),
+      };
+    },
+  };
 }
