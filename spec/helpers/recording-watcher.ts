@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ResourceWatcher, XdsError } from '../../lib';
-import { EVENT_DEADLINE_MS, EXPECT_NOTHING_MS } from './constants';
+import { EVENT_DEADLINE_MS } from './constants';
 import { realClearTimeout, realSetTimeout } from './wait';
 
 export type WatchEvent<T> =
@@ -105,12 +105,6 @@ export class RecordingWatcher<T> implements ResourceWatcher<T> {
    */
   async expectNothingUntil(barrier: Promise<unknown>): Promise<void> {
     await barrier;
-    this.expectNothingYet();
-  }
-
-  /** Fails if any event arrives within `ms`. */
-  async expectNothing(ms = EXPECT_NOTHING_MS): Promise<void> {
-    await new Promise((resolve) => realSetTimeout(resolve, ms));
     this.expectNothingYet();
   }
 
