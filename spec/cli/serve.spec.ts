@@ -65,8 +65,18 @@ describe('serve', () => {
       assert.equal(first.type === 'EDS' && first.edsServiceName, 'first');
       await serve.waitFor(/✓ ACK +CDS version 1 \[A\]/);
 
-      // fs.watchFile compares against a first stat taken just after start-up: let it be taken.
-      await new Promise((r) => setTimeout(r, 500));
+      // fs.watchFile compares against a first stat it takes just after start-up: an edit made
+      // before that stat would go unnoticed. Rewrite the same snapshot until the server reports
+      // it ("no change"): from then on the watcher's baseline predates the edit below.
+      for (let attempt = 1; ; attempt++) {
+        writeFileSync(file, snapshot('first'));
+        try {
+          await serve.waitFor(/reloaded .*snapshot\.json: no change\n/, 2000);
+          break;
+        } catch (e) {
+          if (attempt === 3) throw e;
+        }
+      }
       writeFileSync(file, snapshot('second'));
       const second = await withTimeout(next(), 5000, 'reloaded cluster');
       assert.equal(second.type === 'EDS' && second.edsServiceName, 'second');
