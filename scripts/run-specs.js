@@ -6,6 +6,7 @@
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { pathToFileURL } = require('node:url');
 
 function specs(dir) {
   const out = [];
@@ -25,9 +26,20 @@ if (files.length === 0) {
   console.error('no spec matched');
   process.exit(1);
 }
+// Every file's process also loads the leak check: it fails a file that leaves handles open.
+const leakCheck = pathToFileURL(path.join(__dirname, '..', 'spec', 'helpers', 'leak-check.ts'));
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=60000', ...files],
+  [
+    '--import',
+    'tsx',
+    '--import',
+    leakCheck.href,
+    '--test',
+    '--test-reporter=spec',
+    '--test-timeout=60000',
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
