@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Runs every spec/**/*.spec.ts with node's test runner (TypeScript through tsx).
 //   node scripts/run-specs.js [filter...]   only files whose path contains a filter
+// Specs are CommonJS, so tsx's CommonJS hook is all they need: `--require tsx/cjs` starts each
+// file's process faster than `--import tsx`, which also starts an ES module loader thread.
 'use strict';
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { pathToFileURL } = require('node:url');
 
 function specs(dir) {
   const out = [];
@@ -27,14 +28,14 @@ if (files.length === 0) {
   process.exit(1);
 }
 // Every file's process also loads the leak check: it fails a file that leaves handles open.
-const leakCheck = pathToFileURL(path.join(__dirname, '..', 'spec', 'helpers', 'leak-check.ts'));
+const leakCheck = path.join(__dirname, '..', 'spec', 'helpers', 'leak-check.ts');
 const result = spawnSync(
   process.execPath,
   [
-    '--import',
-    'tsx',
-    '--import',
-    leakCheck.href,
+    '--require',
+    'tsx/cjs',
+    '--require',
+    leakCheck,
     '--test',
     '--test-reporter=spec',
     '--test-timeout=60000',

@@ -54,7 +54,7 @@ describe('close', () => {
     `;
     const root = path.join(__dirname, '..', '..');
     const started = Date.now();
-    const result = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
       cwd: root,
       timeout: 10_000,
       encoding: 'utf8',

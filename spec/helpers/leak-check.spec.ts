@@ -5,18 +5,20 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
 
 const ROOT = path.join(__dirname, '..', '..');
 
 function runFixture(name: string, env: Record<string, string> = {}) {
   const file = path.join('spec', 'helpers', 'fixtures', name);
-  const leakCheck = pathToFileURL(path.join(__dirname, 'leak-check.ts')).href;
-  const args = ['--import', 'tsx', '--import', leakCheck, '--test', '--test-reporter=spec', file];
+  const leakCheck = path.join(__dirname, 'leak-check.ts');
+  const args = ['--require', 'tsx/cjs', '--require', leakCheck, '--test', '--test-reporter=spec'];
   return new Promise<{ code: number | null; output: string }>((resolve, reject) => {
     // Without NODE_TEST_CONTEXT (set for this file's process): a runner of its own, not a child.
     const { NODE_TEST_CONTEXT: _, ...inherited } = process.env;
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...inherited, ...env } });
+    const child = spawn(process.execPath, [...args, file], {
+      cwd: ROOT,
+      env: { ...inherited, ...env },
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,4 +1,4 @@
-// The leak check, preloaded into every spec file's process by scripts/run-specs.js (--import).
+// The leak check, preloaded into every spec file's process by scripts/run-specs.js (--require).
 //
 // Once a file's tests are over, nothing they started may still be running: a timer, socket,
 // server or child process left behind keeps the process alive. A clean file's process exits by
