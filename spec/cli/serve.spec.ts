@@ -148,16 +148,19 @@ describe('serve', () => {
         ],
         ['broken.yaml', 'clusters: [\n', /cannot parse YAML/],
       ];
-      for (const [name, text, expected] of cases) {
-        writeFileSync(join(temp.dir, name), text);
-        const result = await runCli(['serve', '--snapshot', join(temp.dir, name)]);
-        assert.equal(result.code, 2, name);
-        assert.match(oneErrorLine(result.stderr), expected);
-      }
-      const none = await runCli(['serve']);
+      for (const [name, text] of cases) writeFileSync(join(temp.dir, name), text);
+      // Independent commands: run side by side.
+      const [results, none, missing] = await Promise.all([
+        Promise.all(cases.map(([name]) => runCli(['serve', '--snapshot', join(temp.dir, name)]))),
+        runCli(['serve']),
+        runCli(['serve', '--snapshot', join(temp.dir, 'nope.yaml')]),
+      ]);
+      cases.forEach(([name, , expected], i) => {
+        assert.equal(results[i]!.code, 2, name);
+        assert.match(oneErrorLine(results[i]!.stderr), expected);
+      });
       assert.equal(none.code, 2);
       assert.match(oneErrorLine(none.stderr), /serve needs --snapshot FILE/);
-      const missing = await runCli(['serve', '--snapshot', join(temp.dir, 'nope.yaml')]);
       assert.equal(missing.code, 2);
       assert.match(oneErrorLine(missing.stderr), /nope\.yaml: cannot read: no such file/);
     } finally {

@@ -227,22 +227,21 @@ describe('cluster tree', () => {
       edsCluster('E'),
       aggregateCluster('X', ['Y']),
     ]);
+    // Three trees at once: each waits for a does-not-exist timer (D, Y, Z), side by side.
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
+    const onlyMissing = new RecordingWatcher<ClusterTreeUpdate>();
+    const missingRoot = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec, { skipMissingChildren: true });
+    watchClusterTree(env.client, 'X', onlyMissing, { skipMissingChildren: true });
+    watchClusterTree(env.client, 'Z', missingRoot, { skipMissingChildren: true });
     // D is subscribed and waited for (the timer), then left out.
     const update = await rec.update();
     assert.deepEqual(leaves(update), ['B', 'E']);
     assert.equal(update.clusters.has('D'), false);
-
-    const onlyMissing = new RecordingWatcher<ClusterTreeUpdate>();
-    watchClusterTree(env.client, 'X', onlyMissing, { skipMissingChildren: true });
     assert.equal(
       (await onlyMissing.error()).message,
       'X: aggregate cluster graph has no leaf clusters',
     );
-
-    const missingRoot = new RecordingWatcher<ClusterTreeUpdate>();
-    watchClusterTree(env.client, 'Z', missingRoot, { skipMissingChildren: true });
     assert.equal((await missingRoot.error()).message, 'Z: cluster "Z" does not exist');
   });
 

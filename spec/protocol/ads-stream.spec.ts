@@ -10,6 +10,7 @@ import type { ClusterUpdate, EndpointUpdate } from '../../lib';
 import { messageCodec } from '../../lib/codec';
 import { GrpcTransport } from '../../lib/client/grpc-transport';
 import { edsCluster, endpoints } from '../../lib/testing';
+import { TEST_BACKOFF } from '../helpers/constants';
 import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { until } from '../helpers/wait';
@@ -35,7 +36,7 @@ describe('ADS stream', () => {
   });
 
   it('node-sent-only-on-first-request-of-a-stream', async () => {
-    env = await startEnv();
+    env = await startEnv({ backoff: TEST_BACKOFF }); // it reconnects: not after the default 1 s
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);
