@@ -7,13 +7,17 @@ import { type ClusterUpdate } from '../../lib';
 import { edsCluster } from '../../lib/testing';
 import { TEST_RESOURCE_TIMEOUT_MS } from '../helpers/constants';
 import { ClientEvents } from '../helpers/client-events';
+import { mockClock, realClock } from '../helpers/clock';
 import { startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { until } from '../helpers/wait';
 
 describe('close', () => {
   let env: Env;
-  afterEach(() => env?.close());
+  afterEach(() => {
+    realClock();
+    return env?.close();
+  });
 
   it('close-ends-the-stream-and-watchers-hear-nothing-more', async (t) => {
     env = await startEnv();
@@ -22,7 +26,7 @@ describe('close', () => {
     const missing = new RecordingWatcher<ClusterUpdate>();
     const events = new ClientEvents(env.client);
     // Mock timers from here: the does-not-exist timer of "missing" runs on the mock clock.
-    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const tick = mockClock(t);
     env.client.watchCluster('A', w);
     env.client.watchCluster('missing', missing);
     await w.next('changed');
@@ -32,7 +36,7 @@ describe('close', () => {
     await until('the stream to close', () => env.server.streamCount === 0);
     env.server.setResources('cluster', [edsCluster('A', { serviceName: 'after-close' })]);
     // Far past the does-not-exist timer, which close() stopped.
-    t.mock.timers.tick(TEST_RESOURCE_TIMEOUT_MS * 10);
+    tick(TEST_RESOURCE_TIMEOUT_MS * 10);
     w.expectNothingYet();
     missing.expectNothingYet();
     assert.throws(() => env.client.watchCluster('A', w), /closed/);

@@ -23,6 +23,7 @@ import {
   type JsonObject,
 } from '../../lib/testing';
 import { EDS, settled, startEnv, type Env } from '../helpers/env';
+import { mockClock, realClock } from '../helpers/clock';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { until } from '../helpers/wait';
 import { fakeDns, summarize } from './helpers';
@@ -53,6 +54,7 @@ describe('cluster resolver', () => {
   let env: Env;
   let resolver: ClusterResolver | undefined;
   afterEach(async () => {
+    realClock();
     resolver?.close();
     resolver = undefined;
     await env?.close();
@@ -216,7 +218,7 @@ describe('cluster resolver', () => {
 
   it('the-refresh-interval-re-resolves-without-being-asked', async (t) => {
     env = await startEnv();
-    t.mock.timers.enable({ apis: ['setInterval'] });
+    const tick = mockClock(t, ['setInterval']);
     const dns = fakeDns({ 'dns.example': (call) => [`10.0.0.${call}`] });
     const lookups = () => dns.calls.get('dns.example');
     const address = (priorities: readonly Priority[]) =>
@@ -227,17 +229,17 @@ describe('cluster resolver', () => {
       dnsRefreshIntervalMs: 1000,
     });
     assert.equal(address(await rec.update()), '10.0.0.1:80');
-    t.mock.timers.tick(999);
+    tick(999);
     assert.equal(lookups(), 1, 'not before the interval');
-    t.mock.timers.tick(1);
+    tick(1);
     assert.equal(lookups(), 2);
     assert.equal(address(await rec.update()), '10.0.0.2:80');
-    t.mock.timers.tick(1000);
+    tick(1000);
     const third = await rec.update();
     assert.equal(address(third), '10.0.0.3:80');
     assert.equal(third[0]!.name, 'E[child0]');
     resolver.close();
-    t.mock.timers.tick(10_000);
+    tick(10_000);
     assert.equal(lookups(), 3, 'no lookups after close()');
     rec.expectNothingYet();
   });

@@ -13,7 +13,7 @@ import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, type ClusterUpdate, type EndpointUpdate } from '../../lib';
 import { edsCluster, endpoints } from '../../lib/testing';
 import { ClientEvents } from '../helpers/client-events';
-import { mockClock, timedStreams } from '../helpers/clock';
+import { mockClock, realClock, timedStreams } from '../helpers/clock';
 import { TEST_BACKOFF } from '../helpers/constants';
 import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -22,6 +22,7 @@ import { until } from '../helpers/wait';
 describe('reconnect', () => {
   let env: Env | undefined;
   afterEach(async () => {
+    realClock();
     await env?.close();
     env = undefined;
   });

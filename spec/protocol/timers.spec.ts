@@ -13,7 +13,7 @@ import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, type ClusterUpdate } from '../../lib';
 import { edsCluster, ManagementServer } from '../../lib/testing';
 import { ClientEvents } from '../helpers/client-events';
-import { mockClock } from '../helpers/clock';
+import { mockClock, realClock } from '../helpers/clock';
 import { TEST_BACKOFF, TEST_RESOURCE_TIMEOUT_MS } from '../helpers/constants';
 import { startEnv, type Env } from '../helpers/env';
 import { Gate } from '../helpers/gate';
@@ -25,6 +25,7 @@ const naming = (name: string) => (r: { resourceNames: readonly string[] }) =>
 describe('does-not-exist timers', () => {
   let env: Env | undefined;
   afterEach(async () => {
+    realClock();
     await env?.close();
     env = undefined;
   });

@@ -21,13 +21,17 @@ import {
 import { messageCodec } from '../../lib/codec';
 import { edsCluster } from '../../lib/testing';
 import { CDS, settled, startEnv, type Env } from '../helpers/env';
+import { mockClock, realClock } from '../helpers/clock';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
 const staticCluster = (name: string) => ({ name, type: 'STATIC' });
 
 describe('watchers', () => {
   let env: Env;
-  afterEach(() => env?.close());
+  afterEach(() => {
+    realClock();
+    return env?.close();
+  });
 
   it('a-cached-resource-reaches-a-new-watcher-asynchronously', async () => {
     env = await startEnv();
@@ -70,7 +74,7 @@ describe('watchers', () => {
     env.client.watchCluster('missing', w);
     await w.next('error');
     // The clock stops: a verdict that needed another timer could not come.
-    t.mock.timers.enable({ apis: ['setTimeout'] });
+    mockClock(t);
     const late = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('missing', late);
     const { error } = await late.next('error');
