@@ -12,6 +12,8 @@ import { after } from 'node:test';
 
 /** How long a file's handles may take to close after its tests ended. */
 export const LEAK_GRACE_MS = Number(process.env['SPEC_LEAK_GRACE_MS'] ?? 3000);
+/** Taken before any spec loads: a spec that leaves mock timers on cannot stop the deadline. */
+const realSetTimeout = globalThis.setTimeout;
 
 /** `['Timeout', 'Timeout', 'TCPSocketWrap']` → `Map { Timeout → 2, TCPSocketWrap → 1 }`. */
 function countKinds(kinds: readonly string[]): Map<string, number> {
@@ -37,7 +39,7 @@ if (process.env['NODE_TEST_CONTEXT'] !== undefined) {
   // Registered before the file is loaded, so it runs first of the file's top-level `after`
   // hooks: the grace covers the others too (a server closed in an `after`).
   after(() => {
-    const deadline = setTimeout(() => {
+    const deadline = realSetTimeout(() => {
       const leaks = describeLeaks(baseline) || 'a handle getActiveResourcesInfo() does not name';
       process.stderr.write(
         `leak check: ${file} left active handles ${LEAK_GRACE_MS} ms after its tests ended: ` +
