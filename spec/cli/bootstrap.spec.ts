@@ -90,13 +90,19 @@ describe('help and version', () => {
   });
 
   it('each-command-has-help', async () => {
-    for (const command of ['demo', 'watch', 'serve', 'bootstrap']) {
-      const viaFlag = await runCli([command, '--help']);
-      const viaHelp = await runCli(['help', command]);
+    const commands = ['demo', 'watch', 'serve', 'bootstrap'];
+    // Independent commands: run side by side.
+    const runs = await Promise.all(
+      commands.map((command) =>
+        Promise.all([runCli([command, '--help']), runCli(['help', command])]),
+      ),
+    );
+    commands.forEach((command, i) => {
+      const [viaFlag, viaHelp] = runs[i]!;
       assert.equal(viaFlag.code, 0);
       assert.match(viaFlag.stdout, new RegExp(`^Usage: xds-client ${command}`));
       assert.equal(viaHelp.stdout, viaFlag.stdout);
-    }
+    });
   });
 
   it('version-prints-the-package-version', async () => {

@@ -24,7 +24,8 @@ function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 function spawnCli(args: readonly string[], env?: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'lib/cli/bin.ts', ...args], {
+  // tsx's CommonJS hook alone: the command is CommonJS, and it starts faster than --import tsx.
+  return spawn(process.execPath, ['--require', 'tsx/cjs', 'lib/cli/bin.ts', ...args], {
     cwd: ROOT,
     env: cliEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

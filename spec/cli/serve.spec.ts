@@ -65,8 +65,18 @@ describe('serve', () => {
       assert.equal(first.type === 'EDS' && first.edsServiceName, 'first');
       await serve.waitFor(/✓ ACK +CDS version 1 \[A\]/);
 
-      // fs.watchFile compares against a first stat taken just after start-up: let it be taken.
-      await new Promise((r) => setTimeout(r, 500));
+      // fs.watchFile compares against a first stat it takes just after start-up: an edit made
+      // before that stat would go unnoticed. Rewrite the same snapshot until the server reports
+      // it ("no change"): from then on the watcher's baseline predates the edit below.
+      for (let attempt = 1; ; attempt++) {
+        writeFileSync(file, snapshot('first'));
+        try {
+          await serve.waitFor(/reloaded .*snapshot\.json: no change\n/, 2000);
+          break;
+        } catch (e) {
+          if (attempt === 3) throw e;
+        }
+      }
       writeFileSync(file, snapshot('second'));
       const second = await withTimeout(next(), 5000, 'reloaded cluster');
       assert.equal(second.type === 'EDS' && second.edsServiceName, 'second');
@@ -138,16 +148,19 @@ describe('serve', () => {
         ],
         ['broken.yaml', 'clusters: [\n', /cannot parse YAML/],
       ];
-      for (const [name, text, expected] of cases) {
-        writeFileSync(join(temp.dir, name), text);
-        const result = await runCli(['serve', '--snapshot', join(temp.dir, name)]);
-        assert.equal(result.code, 2, name);
-        assert.match(oneErrorLine(result.stderr), expected);
-      }
-      const none = await runCli(['serve']);
+      for (const [name, text] of cases) writeFileSync(join(temp.dir, name), text);
+      // Independent commands: run side by side.
+      const [results, none, missing] = await Promise.all([
+        Promise.all(cases.map(([name]) => runCli(['serve', '--snapshot', join(temp.dir, name)]))),
+        runCli(['serve']),
+        runCli(['serve', '--snapshot', join(temp.dir, 'nope.yaml')]),
+      ]);
+      cases.forEach(([name, , expected], i) => {
+        assert.equal(results[i]!.code, 2, name);
+        assert.match(oneErrorLine(results[i]!.stderr), expected);
+      });
       assert.equal(none.code, 2);
       assert.match(oneErrorLine(none.stderr), /serve needs --snapshot FILE/);
-      const missing = await runCli(['serve', '--snapshot', join(temp.dir, 'nope.yaml')]);
       assert.equal(missing.code, 2);
       assert.match(oneErrorLine(missing.stderr), /nope\.yaml: cannot read: no such file/);
     } finally {

@@ -5,31 +5,40 @@ import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { type ClusterUpdate } from '../../lib';
 import { edsCluster } from '../../lib/testing';
+import { TEST_RESOURCE_TIMEOUT_MS } from '../helpers/constants';
+import { ClientEvents } from '../helpers/client-events';
+import { mockClock, realClock } from '../helpers/clock';
 import { startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
+import { until } from '../helpers/wait';
 
 describe('close', () => {
   let env: Env;
-  afterEach(() => env?.close());
+  afterEach(() => {
+    realClock();
+    return env?.close();
+  });
 
-  it('close-ends-the-stream-and-watchers-hear-nothing-more', async () => {
+  it('close-ends-the-stream-and-watchers-hear-nothing-more', async (t) => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
     const missing = new RecordingWatcher<ClusterUpdate>();
+    const events = new ClientEvents(env.client);
+    // Mock timers from here: the does-not-exist timer of "missing" runs on the mock clock.
+    const tick = mockClock(t);
     env.client.watchCluster('A', w);
     env.client.watchCluster('missing', missing);
     await w.next('changed');
+    await events.request('naming "missing"', (r) => r.resourceNames.includes('missing'));
     env.client.close();
     env.client.close(); // idempotent
-    const deadline = Date.now() + 2000;
-    while (env.server.streamCount > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    assert.equal(env.server.streamCount, 0);
+    await until('the stream to close', () => env.server.streamCount === 0);
     env.server.setResources('cluster', [edsCluster('A', { serviceName: 'after-close' })]);
-    await w.expectNothing(700); // longer than the does-not-exist timer, which is gone too
-    await missing.expectNothing(0);
+    // Far past the does-not-exist timer, which close() stopped.
+    tick(TEST_RESOURCE_TIMEOUT_MS * 10);
+    w.expectNothingYet();
+    missing.expectNothingYet();
     assert.throws(() => env.client.watchCluster('A', w), /closed/);
   });
 
@@ -49,7 +58,7 @@ describe('close', () => {
     `;
     const root = path.join(__dirname, '..', '..');
     const started = Date.now();
-    const result = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
       cwd: root,
       timeout: 10_000,
       encoding: 'utf8',

@@ -5,7 +5,7 @@ import { afterEach, describe, it } from 'node:test';
 import { callCounter, watchClusterEndpoints, type Priority } from '../../lib/clusters';
 import { aggregateCluster, edsCluster, endpoints } from '../../lib/testing';
 import { startEnv, type Env } from '../helpers/env';
-import { Recorder } from './helpers';
+import { RecordingWatcher } from '../helpers/recording-watcher';
 
 describe('circuit breakers', () => {
   let env: Env;
@@ -26,8 +26,8 @@ describe('circuit breakers', () => {
       endpoints('cb-C-eds', [{ addresses: ['127.0.0.1:8002'] }]),
     ]);
     // cb-C directly, and through the aggregate: two resolvers, one counter.
-    const viaAggregate = new Recorder<readonly Priority[]>();
-    const direct = new Recorder<readonly Priority[]>();
+    const viaAggregate = new RecordingWatcher<readonly Priority[]>();
+    const direct = new RecordingWatcher<readonly Priority[]>();
     const one = watchClusterEndpoints(env.client, 'cb-A', viaAggregate);
     const two = watchClusterEndpoints(env.client, 'cb-C', direct);
     const p1 = (await viaAggregate.update()).find((p) => p.cluster === 'cb-C')!;

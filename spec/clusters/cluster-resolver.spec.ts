@@ -22,8 +22,11 @@ import {
   logicalDnsCluster,
   type JsonObject,
 } from '../../lib/testing';
-import { EDS, startEnv, type Env } from '../helpers/env';
-import { fakeDns, Recorder, summarize, waitFor } from './helpers';
+import { EDS, settled, startEnv, type Env } from '../helpers/env';
+import { mockClock, realClock } from '../helpers/clock';
+import { RecordingWatcher } from '../helpers/recording-watcher';
+import { until } from '../helpers/wait';
+import { fakeDns, summarize } from './helpers';
 
 const eds = (cluster: string, more: Partial<DiscoveryMechanism> = {}): DiscoveryMechanism => ({
   cluster,
@@ -51,6 +54,7 @@ describe('cluster resolver', () => {
   let env: Env;
   let resolver: ClusterResolver | undefined;
   afterEach(async () => {
+    realClock();
     resolver?.close();
     resolver = undefined;
     await env?.close();
@@ -70,7 +74,7 @@ describe('cluster resolver', () => {
       },
     };
     env.server.setResources('endpoint', [assignment]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     const lrsServer = env.client.bootstrap.xdsServers[0]!;
     resolver = new ClusterResolver(
       env.client,
@@ -107,7 +111,7 @@ describe('cluster resolver', () => {
       .lb_endpoints;
     lbEndpoints.forEach((e, i) => (e['health_status'] = statuses[i]));
     env.server.setResources('endpoint', [assignment]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [priority] = await rec.update();
     assert.deepEqual(summarize(priority!).localities[0]!.addresses, [
@@ -118,7 +122,7 @@ describe('cluster resolver', () => {
 
   it('an-eds-resource-that-does-not-exist-gives-one-empty-priority-until-it-arrives', async () => {
     env = await startEnv();
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [empty, ...rest] = await rec.update();
     assert.equal(rest.length, 0);
@@ -141,9 +145,11 @@ describe('cluster resolver', () => {
   it('nothing-is-reported-until-every-mechanism-has-a-result', async () => {
     env = await startEnv();
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B'), eds('C')], rec);
-    await rec.expectNothing(150);
+    // B has arrived and C has not (its does-not-exist timer is still running).
+    await env.server.waitForRequest((r) => r.typeUrl === EDS && r.resourceNames.length === 2);
+    await rec.expectNothingUntil(settled(env.server));
     env.server.setResources('endpoint', [
       endpoints('B', [{ addresses: ['127.0.0.1:8001'] }]),
       endpoints('C', [{ addresses: ['127.0.0.1:8002'] }]),
@@ -154,7 +160,7 @@ describe('cluster resolver', () => {
   it('logical-dns-gives-one-pick-first-priority-with-every-address-on-the-port', async () => {
     env = await startEnv();
     const dns = fakeDns({ 'dns.example': ['10.0.0.1', '2001:db8::1'] });
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [logicalDns('E', 'dns.example:8080')], rec, {
       dnsResolver: dns,
     });
@@ -176,7 +182,7 @@ describe('cluster resolver', () => {
     const dns = fakeDns({
       'dns.example': (call) => (call === 1 ? new Error('SERVFAIL') : ['10.0.0.1']),
     });
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [logicalDns('E', 'dns.example:443')], rec, {
       dnsResolver: dns,
     });
@@ -197,7 +203,7 @@ describe('cluster resolver', () => {
   it('an-ipv6-literal-is-looked-up-without-brackets-and-a-bad-name-is-an-empty-priority', async () => {
     env = await startEnv();
     const dns = fakeDns({ '2001:db8::5': ['2001:db8::5'] });
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(
       env.client,
       [logicalDns('V6', '[2001:db8::5]:443'), logicalDns('Bad', 'no-port')],
@@ -210,23 +216,32 @@ describe('cluster resolver', () => {
     assert.equal(dns.calls.size, 1);
   });
 
-  it('the-refresh-interval-re-resolves-without-being-asked', async () => {
+  it('the-refresh-interval-re-resolves-without-being-asked', async (t) => {
     env = await startEnv();
+    const tick = mockClock(t, ['setInterval']);
     const dns = fakeDns({ 'dns.example': (call) => [`10.0.0.${call}`] });
-    const rec = new Recorder<readonly Priority[]>();
+    const lookups = () => dns.calls.get('dns.example');
+    const address = (priorities: readonly Priority[]) =>
+      summarize(priorities[0]!).localities[0]!.addresses[0];
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [logicalDns('E', 'dns.example:80')], rec, {
       dnsResolver: dns,
-      dnsRefreshIntervalMs: 50,
+      dnsRefreshIntervalMs: 1000,
     });
-    const third = await rec.updateWhere(
-      (p) => summarize(p[0]!).localities[0]!.addresses[0] === '10.0.0.3:80',
-      2000,
-    );
+    assert.equal(address(await rec.update()), '10.0.0.1:80');
+    tick(999);
+    assert.equal(lookups(), 1, 'not before the interval');
+    tick(1);
+    assert.equal(lookups(), 2);
+    assert.equal(address(await rec.update()), '10.0.0.2:80');
+    tick(1000);
+    const third = await rec.update();
+    assert.equal(address(third), '10.0.0.3:80');
     assert.equal(third[0]!.name, 'E[child0]');
     resolver.close();
-    const calls = dns.calls.get('dns.example');
-    await rec.expectNothing(150);
-    assert.equal(dns.calls.get('dns.example'), calls, 'no lookups after close()');
+    tick(10_000);
+    assert.equal(lookups(), 3, 'no lookups after close()');
+    rec.expectNothingYet();
   });
 
   it('eds-then-dns-and-dns-then-eds-keep-the-aggregate-order', async () => {
@@ -239,8 +254,8 @@ describe('cluster resolver', () => {
     ]);
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
     const dnsResolver = fakeDns({ 'dns.example': ['10.0.0.1'] });
-    const edsFirst = new Recorder<readonly Priority[]>();
-    const dnsFirst = new Recorder<readonly Priority[]>();
+    const edsFirst = new RecordingWatcher<readonly Priority[]>();
+    const dnsFirst = new RecordingWatcher<readonly Priority[]>();
     const one = watchClusterEndpoints(env.client, 'EdsFirst', edsFirst, { dnsResolver });
     const two = watchClusterEndpoints(env.client, 'DnsFirst', dnsFirst, { dnsResolver });
     const byCluster = (p: readonly Priority[]) => p.map((x) => [x.cluster, x.childPolicy]);
@@ -260,7 +275,7 @@ describe('cluster resolver', () => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B', 'D']), edsCluster('B')]);
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     const watch = watchClusterEndpoints(env.client, 'A', rec);
     assert.equal((await rec.error()).message, 'A -> D: cluster "D" does not exist');
 
@@ -271,7 +286,9 @@ describe('cluster resolver', () => {
     ]);
     assert.deepEqual(names(await rec.update()), ['B[child0]', 'D[child0]']);
     watch.cancel();
-    await rec.expectNothing();
+    // Nothing left to watch: once the client has closed its stream, nothing can come.
+    await until('the stream to close', () => env.server.streamCount === 0);
+    rec.expectNothingYet();
   });
 
   it('priority-names-follow-their-localities-across-updates', async () => {
@@ -290,7 +307,7 @@ describe('cluster resolver', () => {
         ),
       ]);
     publish(['L1'], ['L2']);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     assert.deepEqual(names(await rec.update()), ['B[child0]', 'B[child1]']);
 
@@ -313,7 +330,7 @@ describe('cluster resolver', () => {
       endpoints('B', [{ locality: loc('b'), addresses: ['127.0.0.1:8001'] }]),
       endpoints('C', [{ locality: loc('c'), addresses: ['127.0.0.1:8002'] }]),
     ]);
-    const rec = new Recorder<readonly Priority[]>();
+    const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [b] = await rec.update();
 
@@ -324,14 +341,13 @@ describe('cluster resolver', () => {
 
     resolver.updateMechanisms([eds('C')]);
     assert.deepEqual(names(await rec.update()), ['C[child0]']);
-    await waitFor('EDS unsubscription of B', () =>
-      JSON.stringify(subscribedEndpoints(env)) === '["C"]' ? true : undefined,
+    await until(
+      'EDS unsubscription of B',
+      () => JSON.stringify(subscribedEndpoints(env)) === '["C"]',
     );
     resolver.close();
     // Nothing left to watch: the client closes its stream rather than send an empty list.
-    await waitFor('EDS unsubscription of C', () =>
-      env.server.streamCount === 0 ? true : undefined,
-    );
-    await rec.expectNothing();
+    await until('EDS unsubscription of C', () => env.server.streamCount === 0);
+    rec.expectNothingYet();
   });
 });

@@ -18,8 +18,9 @@ import {
 } from '../../lib/clusters';
 import { aggregateCluster, edsCluster, logicalDnsCluster } from '../../lib/testing';
 import { TEST_BACKOFF } from '../helpers/constants';
-import { startEnv, type Env } from '../helpers/env';
-import { Recorder, waitForSubscription } from './helpers';
+import { settled, startEnv, type Env } from '../helpers/env';
+import { RecordingWatcher } from '../helpers/recording-watcher';
+import { waitForSubscription } from './helpers';
 
 const leaves = (update: ClusterTreeUpdate) => update.mechanisms.map((m) => m.cluster);
 
@@ -38,7 +39,7 @@ describe('cluster tree', () => {
   it('a-single-eds-cluster-is-one-mechanism-reported-asynchronously', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A', { serviceName: 'A-eds' })]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     assert.equal(rec.events.length, 0, 'called inside watchClusterTree()');
     const update = await rec.update();
@@ -58,7 +59,7 @@ describe('cluster tree', () => {
   it('a-logical-dns-leaf-carries-its-host-and-port', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [logicalDnsCluster('E', 'dns.example', 8080)]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'E', rec);
     const [mechanism] = (await rec.update()).mechanisms;
     assert.equal(mechanism!.type, 'LOGICAL_DNS');
@@ -76,12 +77,12 @@ describe('cluster tree', () => {
       edsCluster('E'),
       edsCluster('F'),
     ]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     const update = await rec.update();
     assert.deepEqual(leaves(update), ['D', 'E', 'F']);
     assert.deepEqual([...update.clusters.keys()], ['A', 'B', 'D', 'E', 'C', 'F']);
-    await rec.expectNothing();
+    await rec.expectNothingUntil(settled(env.server));
   });
 
   it('a-tree-that-grows-and-shrinks-unwatches-the-clusters-that-left', async () => {
@@ -92,7 +93,7 @@ describe('cluster tree', () => {
       edsCluster('B'),
       edsCluster('C'),
     ]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     assert.deepEqual(leaves(await rec.update()), ['B']);
     await waitForSubscription(server, ['A', 'B']);
@@ -108,17 +109,17 @@ describe('cluster tree', () => {
     server.setResource('cluster', edsCluster('A'));
     assert.deepEqual(leaves(await rec.update()), ['A']);
     await waitForSubscription(server, ['A']);
-    await rec.expectNothing();
+    await rec.expectNothingUntil(settled(server));
   });
 
   it('the-list-is-never-half-built-while-a-child-is-missing', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B', 'C']), edsCluster('B')]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     await waitForSubscription(env.server, ['A', 'B', 'C']);
-    // Well inside the 500 ms does-not-exist timer of the specs' client.
-    await rec.expectNothing(150);
+    // B has arrived and C has not (its does-not-exist timer is still running).
+    await rec.expectNothingUntil(settled(env.server));
     env.server.setResource('cluster', edsCluster('C'));
     assert.deepEqual(leaves(await rec.update()), ['B', 'C']);
   });
@@ -129,7 +130,7 @@ describe('cluster tree', () => {
       aggregateCluster('A', ['B']),
       aggregateCluster('B', ['A']),
     ]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
@@ -138,7 +139,7 @@ describe('cluster tree', () => {
       'A: aggregate cluster graph has no leaf clusters (cycle: A -> B -> A)',
     );
     await waitForSubscription(env.server, ['A', 'B']);
-    await rec.expectNothing();
+    await rec.expectNothingUntil(settled(env.server));
 
     env.server.setResource('cluster', edsCluster('B'));
     assert.deepEqual(leaves(await rec.update()), ['B']);
@@ -151,7 +152,7 @@ describe('cluster tree', () => {
       aggregateCluster('B', ['A', 'B']),
       edsCluster('C'),
     ]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     assert.deepEqual(leaves(await rec.update()), ['C']);
   });
@@ -160,7 +161,7 @@ describe('cluster tree', () => {
     assert.equal(MAX_AGGREGATE_CLUSTER_DEPTH, 16);
     env = await startEnv();
     env.server.setResources('cluster', chain(MAX_AGGREGATE_CLUSTER_DEPTH));
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'c1', rec);
     const update = await rec.update();
     assert.deepEqual(leaves(update), [`c${MAX_AGGREGATE_CLUSTER_DEPTH}`]);
@@ -171,7 +172,7 @@ describe('cluster tree', () => {
     env = await startEnv();
     const n = MAX_AGGREGATE_CLUSTER_DEPTH + 1;
     env.server.setResources('cluster', chain(n));
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'c1', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
@@ -193,7 +194,7 @@ describe('cluster tree', () => {
       aggregateCluster('C', ['D', 'E']),
       edsCluster('E'),
     ]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
@@ -212,7 +213,7 @@ describe('cluster tree', () => {
 
   it('a-root-that-does-not-exist-fails-the-tree', async () => {
     env = await startEnv();
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     assert.equal((await rec.error()).message, 'A: cluster "A" does not exist');
   });
@@ -226,22 +227,21 @@ describe('cluster tree', () => {
       edsCluster('E'),
       aggregateCluster('X', ['Y']),
     ]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    // Three trees at once: each waits for a does-not-exist timer (D, Y, Z), side by side.
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
+    const onlyMissing = new RecordingWatcher<ClusterTreeUpdate>();
+    const missingRoot = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec, { skipMissingChildren: true });
+    watchClusterTree(env.client, 'X', onlyMissing, { skipMissingChildren: true });
+    watchClusterTree(env.client, 'Z', missingRoot, { skipMissingChildren: true });
     // D is subscribed and waited for (the timer), then left out.
     const update = await rec.update();
     assert.deepEqual(leaves(update), ['B', 'E']);
     assert.equal(update.clusters.has('D'), false);
-
-    const onlyMissing = new Recorder<ClusterTreeUpdate>();
-    watchClusterTree(env.client, 'X', onlyMissing, { skipMissingChildren: true });
     assert.equal(
       (await onlyMissing.error()).message,
       'X: aggregate cluster graph has no leaf clusters',
     );
-
-    const missingRoot = new Recorder<ClusterTreeUpdate>();
-    watchClusterTree(env.client, 'Z', missingRoot, { skipMissingChildren: true });
     assert.equal((await missingRoot.error()).message, 'Z: cluster "Z" does not exist');
   });
 
@@ -251,7 +251,7 @@ describe('cluster tree', () => {
       aggregateCluster('A', ['B']),
       { name: 'B', type: 'STATIC' },
     ]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
@@ -263,7 +263,7 @@ describe('cluster tree', () => {
     const { server } = env;
     server.setResources('cluster', [aggregateCluster('A', ['B']), edsCluster('B')]);
     server.setStreamFault({ endBeforeResponseWith: { code: status.UNAVAILABLE } });
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
@@ -279,8 +279,9 @@ describe('cluster tree', () => {
     const opened = server.streamsOpened;
     server.setStreamFault({ endBeforeResponseWith: { code: status.UNAVAILABLE } });
     server.endStreams(status.UNAVAILABLE);
+    // The client opens stream opened+2 only after it has handled the failure of opened+1.
     await server.waitForStreams(opened + 2);
-    await rec.expectNothing();
+    rec.expectNothingYet();
   });
 
   it('two-trees-sharing-a-cluster-make-one-subscription', async () => {
@@ -291,8 +292,8 @@ describe('cluster tree', () => {
       edsCluster('B'),
       edsCluster('C'),
     ]);
-    const one = new Recorder<ClusterTreeUpdate>();
-    const two = new Recorder<ClusterTreeUpdate>();
+    const one = new RecordingWatcher<ClusterTreeUpdate>();
+    const two = new RecordingWatcher<ClusterTreeUpdate>();
     const first = watchClusterTree(env.client, 'A', one);
     const second = watchClusterTree(env.client, 'C', two);
     const [a, c] = [await one.update(), await two.update()];
@@ -314,21 +315,22 @@ describe('cluster tree', () => {
   it('after-cancel-nothing-is-reported-and-nothing-is-watched', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B']), edsCluster('B')]);
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     const tree = watchClusterTree(env.client, 'A', rec);
     await rec.update();
     tree.cancel();
     tree.cancel();
     env.server.setResource('cluster', aggregateCluster('A', ['B', 'C']));
+    // The client has closed its stream: nothing can reach the tree any more.
     await waitForSubscription(env.server, []);
-    await rec.expectNothing();
+    rec.expectNothingYet();
   });
 
   it('a-closed-client-is-an-error-reported-later-not-a-throw', async () => {
     env = await startEnv();
     const client = env.newClient();
     client.close();
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(client, 'A', rec);
     assert.equal(rec.events.length, 0);
     const error = await rec.error();
@@ -347,7 +349,7 @@ describe('cluster tree', () => {
       },
       onError() {},
     });
-    const rec = new Recorder<ClusterTreeUpdate>();
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     await rec.update();
     env.server.setResource('cluster', edsCluster('A', { serviceName: 'other' }));

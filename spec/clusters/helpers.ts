@@ -1,99 +1,9 @@
-// Helpers for the cluster specs: a listener that records, waits with deadlines, a fake DNS.
-import type { XdsError } from '../../lib';
+// Helpers for the cluster specs: subscriptions seen by the server, a fake DNS, priorities in
+// short. (Listeners are recorded by spec/helpers/recording-watcher.ts, as watchers are.)
 import type { DnsResolver, Priority } from '../../lib/clusters';
 import type { ManagementServer } from '../../lib/testing';
-import { EVENT_DEADLINE_MS, EXPECT_NOTHING_MS } from '../helpers/constants';
 import { CDS } from '../helpers/env';
-
-export type Event<T> = { kind: 'update'; value: T } | { kind: 'error'; error: XdsError };
-
-/**
- * Records `onUpdate` / `onError` calls of a tree, resolver or joined listener, for specs to
- * await in order: `await rec.next('update')` fails if the next call is an error or never comes.
- */
-export class Recorder<T> {
-  readonly events: Event<T>[] = [];
-  private consumed = 0;
-  private wake: (() => void) | undefined;
-
-  readonly onUpdate = (value: T): void => this.push({ kind: 'update', value });
-  readonly onError = (error: XdsError): void => this.push({ kind: 'error', error });
-
-  private push(event: Event<T>): void {
-    this.events.push(event);
-    this.wake?.();
-  }
-
-  async next<K extends Event<T>['kind']>(
-    kind: K,
-    timeoutMs = EVENT_DEADLINE_MS,
-  ): Promise<Extract<Event<T>, { kind: K }>> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.consumed >= this.events.length) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no '${kind}' within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
-    }
-    const event = this.events[this.consumed++]!;
-    if (event.kind !== kind) {
-      const detail = event.kind === 'error' ? `: ${event.error.message}` : '';
-      throw new Error(`expected '${kind}', got '${event.kind}'${detail}`);
-    }
-    return event as Extract<Event<T>, { kind: K }>;
-  }
-
-  async update(timeoutMs?: number): Promise<T> {
-    return (await this.next('update', timeoutMs)).value;
-  }
-
-  async error(timeoutMs?: number): Promise<XdsError> {
-    return (await this.next('error', timeoutMs)).error;
-  }
-
-  /** Skips updates until one satisfies `accept` (errors still fail). */
-  async updateWhere(accept: (value: T) => boolean, timeoutMs = EVENT_DEADLINE_MS): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await this.update(Math.max(1, deadline - Date.now()));
-      if (accept(value)) return value;
-    }
-  }
-
-  /** Fails if anything arrives within `ms`. */
-  async expectNothing(ms = EXPECT_NOTHING_MS): Promise<void> {
-    await delay(ms);
-    if (this.consumed !== this.events.length) {
-      const extra = this.events.slice(this.consumed).map((e) => e.kind);
-      throw new Error(`expected nothing, got: ${extra.join(', ')}`);
-    }
-  }
-}
-
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `probe` until it returns something other than undefined, or fails after the deadline. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined,
-  timeoutMs = EVENT_DEADLINE_MS,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await delay(10);
-  }
-}
+import { waitFor } from '../helpers/wait';
 
 /** The cluster names of the last CDS request (sorted): what the client is subscribed to. */
 export function subscribedClusters(server: ManagementServer): string[] | undefined {
@@ -111,7 +21,7 @@ export function waitForSubscription(server: ManagementServer, names: string[]): 
       ? server.streamCount === 0
       : JSON.stringify(subscribedClusters(server)) === want;
   return waitFor(
-    `CDS subscription ${want}, last was ${JSON.stringify(subscribedClusters(server))}`,
+    () => `CDS subscription ${want}, last was ${JSON.stringify(subscribedClusters(server))}`,
     () => (done() ? true : undefined),
   );
 }

@@ -1,7 +1,5 @@
 /** The does-not-exist timer in specs: short, so no spec ever waits 15 s. */
 export const TEST_RESOURCE_TIMEOUT_MS = 500;
-/** How long a spec waits to be sure that nothing happens. */
-export const EXPECT_NOTHING_MS = 100;
 /** The longest any single expected event may take. */
 export const EVENT_DEADLINE_MS = 5000;
 /** Backoff for specs that reconnect: fast and without jitter. */

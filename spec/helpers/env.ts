@@ -44,11 +44,20 @@ export async function startEnv(
   };
 }
 
-/** Resolves once the client has answered (ACK or NACK) the server's latest response. */
+/**
+ * Resolves once the client has answered (ACK or NACK) the server's latest response, and that
+ * answer drew no newer one. The client notifies watchers, and its listeners' microtasks run,
+ * before its answer is written: whatever a response causes has happened by then, so this is
+ * the barrier for "that response changed nothing" (see RecordingWatcher.expectNothingUntil).
+ */
 export async function settled(server: ManagementServer): Promise<void> {
-  const last = server.responses.at(-1);
-  if (!last) return;
-  await server.waitForRequest(
-    (r) => r.streamId === last.streamId && r.responseNonce === last.nonce,
-  );
+  for (;;) {
+    const last = server.responses.at(-1);
+    if (!last) return;
+    await server.waitForRequest(
+      (r) => r.streamId === last.streamId && r.responseNonce === last.nonce,
+    );
+    // The server answers a request as it logs it: a newer response is already in the log.
+    if (server.responses.at(-1) === last) return;
+  }
 }

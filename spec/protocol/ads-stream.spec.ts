@@ -10,8 +10,10 @@ import type { ClusterUpdate, EndpointUpdate } from '../../lib';
 import { messageCodec } from '../../lib/codec';
 import { GrpcTransport } from '../../lib/client/grpc-transport';
 import { edsCluster, endpoints } from '../../lib/testing';
+import { TEST_BACKOFF } from '../helpers/constants';
 import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
+import { until } from '../helpers/wait';
 
 describe('ADS stream', () => {
   let env: Env;
@@ -34,7 +36,7 @@ describe('ADS stream', () => {
   });
 
   it('node-sent-only-on-first-request-of-a-stream', async () => {
-    env = await startEnv();
+    env = await startEnv({ backoff: TEST_BACKOFF }); // it reconnects: not after the default 1 s
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);
@@ -129,7 +131,7 @@ describe('ADS stream', () => {
 
   it('watchers-of-one-resource-share-a-subscription-and-the-last-cancel-removes-it', async () => {
     env = await startEnv();
-    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B'), edsCluster('C')]);
     const w1 = new RecordingWatcher<ClusterUpdate>();
     const w2 = new RecordingWatcher<ClusterUpdate>();
     const wb = new RecordingWatcher<ClusterUpdate>();
@@ -144,16 +146,31 @@ describe('ADS stream', () => {
 
     const mark = env.server.requests.length;
     h1.cancel();
-    await w2.expectNothing();
-    assert.equal(env.server.requests.length, mark, 'one cancel of two must not unsubscribe');
+    // A later subscription change: the first request after the cancel is the one it makes.
+    await null;
+    const wc = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('C', wc);
+    await wc.next('changed');
+    await w2.expectNothingUntil(settled(env.server));
+    const cds = () => env.server.requests.slice(mark).filter((q) => q.typeUrl === CDS);
+    assert.deepEqual(
+      cds()[0]!.resourceNames,
+      ['A', 'B', 'C'],
+      'one cancel of two must not unsubscribe',
+    );
+    const mark2 = env.server.requests.length;
     h2.cancel();
     h2.cancel(); // idempotent
-    const r = await env.server.waitForRequest((q) => q.typeUrl === CDS, { after: mark });
-    assert.deepEqual(r.resourceNames, ['B']);
+    const r = await env.server.waitForRequest((q) => q.typeUrl === CDS, { after: mark2 });
+    assert.deepEqual(r.resourceNames, ['B', 'C']);
     // and a cancelled watcher hears nothing more
-    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'x' }), edsCluster('B')]);
-    await w1.expectNothing();
-    await w2.expectNothing();
+    env.server.setResources('cluster', [
+      edsCluster('A', { serviceName: 'x' }),
+      edsCluster('B'),
+      edsCluster('C'),
+    ]);
+    await w1.expectNothingUntil(settled(env.server));
+    w2.expectNothingYet();
   });
 
   it('cancel-and-rewatch-in-the-same-tick-keeps-the-cached-resource', async () => {
@@ -168,9 +185,17 @@ describe('ADS stream', () => {
     const second = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', second);
     // The server is never asked again, so this must come from the cache.
-    assert.equal((await second.next('changed', 200)).resource.name, 'A');
-    await second.expectNothing();
-    assert.equal(env.server.requests.length, mark, 'the subscription did not change');
+    assert.equal((await second.next('changed')).resource.name, 'A');
+    // A re-send of the same cluster, and its ACK: any request the cancel and re-watch made
+    // would be before that ACK on the stream.
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const push = env.server.responses.at(-1)!;
+    await second.expectNothingUntil(settled(env.server));
+    assert.deepEqual(
+      env.server.requests.slice(mark).map((r) => r.responseNonce),
+      [push.nonce],
+      'the subscription did not change',
+    );
   });
 
   it('cancel-then-rewatch-a-tick-later-is-answered-by-the-server', async () => {
@@ -201,11 +226,7 @@ describe('ADS stream', () => {
     await w.next('changed');
     await settled(env.server);
     handle.cancel();
-    const deadline = Date.now() + 2000;
-    while (env.server.streamCount > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    assert.equal(env.server.streamCount, 0);
+    await until('the stream to close', () => env.server.streamCount === 0);
     // and a new watch opens a new one
     const again = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', again);

@@ -6,26 +6,26 @@
 //    of cached resources, a resource error for the others; nothing cached is lost.
 // 3. An unreachable server gives UNAVAILABLE naming the server.
 // 4. The backoff grows while streams fail, and resets after a healthy stream — which still
-//    waits the initial delay before reconnecting.
+//    waits the initial delay before reconnecting. Re-watching does not get around it. (These
+//    run on node:test's mock clock: each delay is checked to the millisecond.)
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, type ClusterUpdate, type EndpointUpdate } from '../../lib';
 import { edsCluster, endpoints } from '../../lib/testing';
+import { ClientEvents } from '../helpers/client-events';
+import { mockClock, realClock, timedStreams } from '../helpers/clock';
 import { TEST_BACKOFF } from '../helpers/constants';
-import { CDS, EDS, startEnv, type Env } from '../helpers/env';
+import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
-
-/** The time each stream's first request reached the server. */
-function streamStarts(env: Env): number[] {
-  const starts = new Map<number, number>();
-  for (const r of env.server.requests)
-    if (!starts.has(r.streamId)) starts.set(r.streamId, r.receivedAt);
-  return [...starts.values()];
-}
+import { until } from '../helpers/wait';
 
 describe('reconnect', () => {
-  let env: Env;
-  afterEach(() => env?.close());
+  let env: Env | undefined;
+  afterEach(async () => {
+    realClock();
+    await env?.close();
+    env = undefined;
+  });
 
   it('a-stream-ending-after-a-response-notifies-nobody-and-resubscribes-with-last-acked-versions', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF });
@@ -49,12 +49,10 @@ describe('reconnect', () => {
     assert.deepEqual(cds.resourceNames, ['A']);
     assert.equal(eds.versionInfo, edsVersion);
     assert.equal(eds.responseNonce, '');
-    // The server re-sends the same resources: identical bytes, so nobody is told anything.
-    await env.server.waitForRequest((r) => r.typeUrl === EDS && r.responseNonce !== '', {
-      after: mark,
-    });
-    await cw.expectNothing();
-    await ew.expectNothing();
+    // The server re-sends the same resources: identical bytes, so nobody is told anything
+    // (by the time the client has answered them).
+    await cw.expectNothingUntil(settled(env.server));
+    ew.expectNothingYet();
   });
 
   it('a-stream-failing-before-any-response-gives-ambient-and-resource-errors-and-keeps-the-cache', async () => {
@@ -112,48 +110,62 @@ describe('reconnect', () => {
     }
   });
 
-  it('backoff-grows-while-streams-fail-and-resets-after-a-healthy-stream', async () => {
+  it('backoff-grows-while-streams-fail-and-resets-after-a-healthy-stream', async (t) => {
+    const { transportFactory, starts } = timedStreams();
     const backoff = { initialMs: 100, multiplier: 3, maxMs: 10_000, jitter: 0 };
-    env = await startEnv({ backoff });
+    env = await startEnv({ backoff, transportFactory });
+    const events = new ClientEvents(env.client);
     env.server.setStreamFault({
       endBeforeResponseWith: { code: status.UNAVAILABLE, details: 'x' },
     });
     env.server.setResources('cluster', [edsCluster('A')]);
+    const tick = mockClock(t);
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);
-    await env.server.waitForStreams(3, { timeoutMs: 5000 });
+    /** After the `ended`-th stream ended, the next one starts `delay` later, not 1 ms sooner. */
+    const nextStartsAfter = async (ended: number, delay: number) => {
+      await events.disconnected(ended);
+      tick(delay - 1);
+      assert.equal(starts.length, ended, `stream ${ended + 1} started before ${delay} ms`);
+      tick(1);
+      assert.equal(starts.length, ended + 1, `stream ${ended + 1} did not start at ${delay} ms`);
+    };
+    await nextStartsAfter(1, 100);
+    await nextStartsAfter(2, 300);
+    await events.disconnected(3);
     env.server.setStreamFault(undefined);
-    await env.server.waitForStreams(4, { timeoutMs: 5000 });
-    await w.skipUntil('changed', 5000); // streams 1-3 gave UNAVAILABLE; stream 4 is healthy
-    let starts = streamStarts(env);
-    const gap1 = starts[1]! - starts[0]!;
-    const gap3 = starts[3]! - starts[2]!;
-    assert.ok(gap1 >= 90, `first retry after the initial delay, got ${gap1} ms`);
-    assert.ok(gap3 >= 800, `third retry after 100 ms × 3², got ${gap3} ms`);
+    await nextStartsAfter(3, 900);
+    await w.skipUntil('changed'); // streams 1-3 gave UNAVAILABLE; stream 4 is healthy
+    assert.deepEqual(
+      w.events.map((e) => e.kind),
+      ['error', 'error', 'error', 'changed'],
+    );
+    assert.deepEqual(
+      starts.map((s) => s - starts[0]!),
+      [0, 100, 400, 1300],
+    );
 
-    const before = new Set(env.server.requests.map((r) => r.streamId));
+    // The healthy stream reset the backoff (not 2700 ms), but the initial delay still applies.
     env.server.endStreams(status.UNAVAILABLE, 'restart');
-    const ended = Date.now();
-    await env.server.waitForRequest((r) => !before.has(r.streamId));
-    starts = streamStarts(env);
-    const gap = starts[4]! - ended;
-    assert.ok(gap >= 80, `even after a healthy stream the initial delay applies, got ${gap} ms`);
-    assert.ok(gap < 600, `the backoff was reset by the healthy stream, got ${gap} ms`);
+    await nextStartsAfter(4, 100);
   });
 
-  it('re-watching-after-an-error-does-not-get-around-the-backoff', async () => {
+  it('re-watching-after-an-error-does-not-get-around-the-backoff', async (t) => {
     // A consumer that cancels and watches again on every error, against a server that cannot
     // be reached: the client disconnects the idle server in between, and must still wait.
+    const { transportFactory, starts } = timedStreams();
+    const tick = mockClock(t);
     const client = new XdsClient({
       bootstrap: {
         xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }],
       },
       backoff: { initialMs: 300, multiplier: 2, maxMs: 10_000, jitter: 0 },
+      transportFactory,
     });
-    let failures = 0;
-    client.on('disconnected', () => failures++);
+    let watches = 0;
     let stopped = false;
     const watch = () => {
+      watches++;
       const handle = client.watchCluster('A', {
         onResourceChanged() {},
         onResourceError() {
@@ -164,9 +176,22 @@ describe('reconnect', () => {
     };
     try {
       watch();
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      // attempts at about 0, 300 and 900 ms
-      assert.ok(failures >= 2 && failures <= 4, `${failures} stream attempts in 1 s`);
+      for (const [failures, delay] of [
+        [1, 300],
+        [2, 600],
+      ] as const) {
+        // The consumer has heard of the failure, cancelled, and watched again.
+        await until(`re-watch ${failures}`, () => watches === failures + 1);
+        tick(delay - 1);
+        assert.equal(starts.length, failures, `attempt ${failures + 1} before ${delay} ms`);
+        tick(1);
+        assert.equal(starts.length, failures + 1, `no attempt ${failures + 1} at ${delay} ms`);
+      }
+      // attempts at 0, 300 and 900 ms, as if nobody had re-watched
+      assert.deepEqual(
+        starts.map((s) => s - starts[0]!),
+        [0, 300, 900],
+      );
     } finally {
       stopped = true;
       client.close();

@@ -59,7 +59,7 @@ describe('unchanged responses', () => {
         ['B', 'ACKED', v2],
       ],
     );
-    await w.expectNothing();
+    w.expectNothingYet(); // settled above: the client has answered the re-send
   });
 
   it('a-re-send-after-a-new-subscription-is-processed-in-full', async () => {
@@ -84,7 +84,7 @@ describe('unchanged responses', () => {
     await env.server.waitForRequest((r) => r.resourceNames.includes('B'));
     env.server.sendRaw({ ...raw, versionInfo: 'v2' }); // the very same resources
     assert.equal((await wb.next('changed')).resource.name, 'B');
-    await wa.expectNothing();
+    await wa.expectNothingUntil(settled(env.server));
   });
 
   it('a-re-send-of-a-nacked-response-is-nacked-again', async () => {
@@ -112,8 +112,7 @@ describe('unchanged responses', () => {
     await settled(env.server);
     const deletedVersion = env.client.dump().find((d) => d.name === 'A')!.version;
     env.server.setResources('cluster', [edsCluster('B')]); // identical re-send
-    await settled(env.server);
-    await w.expectNothing();
+    await w.expectNothingUntil(settled(env.server));
     const a = env.client.dump().find((d) => d.name === 'A')!;
     assert.equal(a.version, deletedVersion, 'A is not in the response: its version stays');
     // When A comes back, it is announced as back (status ACKED again, no notification).

@@ -4,11 +4,15 @@
 import { Client, credentials, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
 import { lookupMessageType, messageCodec, typeNameOfUrl } from '../../lib/codec';
 import type { DiscoveryRequest, DiscoveryResponse } from '../../lib/generated/protos';
-import { ADS_METHOD_PATH } from '../../lib/testing';
-import { EVENT_DEADLINE_MS, EXPECT_NOTHING_MS } from '../helpers/constants';
+import { ADS_METHOD_PATH, type ManagementServer } from '../../lib/testing';
+import { EVENT_DEADLINE_MS } from '../helpers/constants';
+import { realClearTimeout, realSetTimeout } from '../helpers/wait';
 
 const requestCodec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
 const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
+/** A type the server does not serve: requests of it are logged and never answered. */
+const BARRIER_TYPE = 'type.googleapis.com/spec.Barrier';
+let barriers = 0;
 
 export interface RequestFields {
   typeUrl: string;
@@ -80,11 +84,28 @@ export class AdsTestClient {
     throw new Error(`stream ended (${this.ended?.code}: ${this.ended?.details}) with no response`);
   }
 
-  /** Fails if a response arrives within `ms`. */
-  async expectNoResponse(ms = EXPECT_NOTHING_MS): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    if (this.responses.length > 0) {
-      const names = this.responses.map((r) => `${r.typeUrl} v${r.versionInfo}`).join(', ');
+  /**
+   * Fails if any response comes before a barrier: a request of a type the server does not
+   * serve (logged, never answered, no subscription touched), and, once the server has logged
+   * it, a crafted response to this stream alone. The server answers a request as it logs it
+   * and pushes as resources are set, and a stream keeps its order: a response owed for anything
+   * before the barrier arrives before it.
+   */
+  async expectNoResponse(server: ManagementServer): Promise<void> {
+    const token = `barrier-${++barriers}`;
+    this.send({ typeUrl: BARRIER_TYPE, resourceNames: [token] });
+    const { streamId } = await server.waitForRequest(
+      (r) => r.typeUrl === BARRIER_TYPE && r.resourceNames[0] === token,
+    );
+    server.sendRaw({ typeUrl: BARRIER_TYPE, nonce: token, resources: [] }, streamId);
+    const unexpected: DiscoveryResponse[] = [];
+    for (;;) {
+      const response = await this.next();
+      if (response.typeUrl === BARRIER_TYPE && response.nonce === token) break;
+      unexpected.push(response);
+    }
+    if (unexpected.length > 0) {
+      const names = unexpected.map((r) => `${r.typeUrl} v${r.versionInfo}`).join(', ');
       throw new Error(`expected no response, got: ${names}`);
     }
   }
@@ -111,9 +132,9 @@ export class AdsTestClient {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`nothing from the server within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
+        const timer = realSetTimeout(resolve, left);
         this.wake = () => {
-          clearTimeout(timer);
+          realClearTimeout(timer);
           resolve();
         };
       });

@@ -15,6 +15,7 @@ import {
   edsCluster,
   endpoints,
 } from '../../lib/testing';
+import { until } from '../helpers/wait';
 import { AdsTestClient, resourceNames } from './ads-test-client';
 
 const FOO = 'type.googleapis.com/test.v1.Foo';
@@ -91,9 +92,9 @@ describe('ManagementServer', () => {
     });
 
     it('ack-gets-nothing', async () => {
-      const { client, first } = await subscribed(['A']);
+      const { server, client, first } = await subscribed(['A']);
       client.ack(first, ['A']);
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
     });
 
     it('nack-with-unchanged-names-gets-nothing-and-is-logged', async () => {
@@ -107,7 +108,7 @@ describe('ManagementServer', () => {
       });
       const nack = await server.waitForRequest((r) => r.errorDetail !== undefined);
       assert.deepEqual(nack.errorDetail, { code: status.INVALID_ARGUMENT, message: 'bad A' });
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
     });
 
     it('subscription-change-gets-a-response', async () => {
@@ -120,9 +121,9 @@ describe('ManagementServer', () => {
     });
 
     it('dropping-every-name-gets-nothing', async () => {
-      const { client, first } = await subscribed(['A']);
+      const { server, client, first } = await subscribed(['A']);
       client.ack(first, []);
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
     });
 
     it('set-resources-pushes-a-new-version-to-streams-subscribed-to-that-type', async () => {
@@ -135,7 +136,7 @@ describe('ManagementServer', () => {
       const pushed = await client.next();
       assert.equal(pushed.versionInfo, '2');
       assert.deepEqual(resourceNames(pushed), ['A']);
-      await other.expectNoResponse();
+      await other.expectNoResponse(server);
     });
 
     it('set-resource-and-remove-resource-push-too', async () => {
@@ -157,7 +158,7 @@ describe('ManagementServer', () => {
       await server.waitForRequest(
         (r) => r.responseNonce === first.nonce && r.resourceNames.length === 2,
       );
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
       client.ack(pushed, ['A', 'B']);
       assert.deepEqual(resourceNames(await client.next()), ['A', 'B']);
     });
@@ -167,7 +168,7 @@ describe('ManagementServer', () => {
       const client = connect(server);
       client.send({ typeUrl: FOO, resourceNames: ['x'] });
       await server.waitForRequest((r) => r.typeUrl === FOO);
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
     });
 
     it('types-set-with-a-full-type-url-are-served-as-given', async () => {
@@ -190,7 +191,7 @@ describe('ManagementServer', () => {
       assert.equal(await server.waitForStreams(2), 2);
       assert.equal(server.streamCount, 2);
       a.close();
-      await until(() => server.streamCount === 1, 'stream count to drop to 1');
+      await until('stream count to drop to 1', () => server.streamCount === 1);
       assert.equal(server.streamsOpened, 2);
     });
   });
@@ -205,12 +206,12 @@ describe('ManagementServer', () => {
       client.send({ typeUrl: EDS, resourceNames: ['A'] });
       assert.equal((await client.next()).typeUrl, EDS);
       server.setResources('cluster', [edsCluster('A', { serviceName: 'a2' })]);
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
       assert.equal(server.requests.filter((r) => r.typeUrl === CDS).length, 1);
       server.releaseResponses('cluster');
       const released = await client.next();
       assert.equal(released.versionInfo, '2');
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
     });
 
     it('hold-responses-all-holds-every-type-until-each-is-released', async () => {
@@ -219,10 +220,10 @@ describe('ManagementServer', () => {
       const client = connect(server);
       client.send({ typeUrl: CDS, resourceNames: ['A'] });
       client.send({ typeUrl: EDS, resourceNames: ['A'] });
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
       server.releaseResponses('endpoint');
       assert.equal((await client.next()).typeUrl, EDS);
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
       server.releaseResponses();
       assert.equal((await client.next()).typeUrl, CDS);
     });
@@ -308,7 +309,7 @@ describe('ManagementServer', () => {
       const raw = await other.next();
       assert.equal(raw.versionInfo, 'v9');
       assert.equal(raw.nonce, 'n9');
-      await client.expectNoResponse();
+      await client.expectNoResponse(server);
       assert.throws(
         () => server.sendRaw({ typeUrl: CDS, resources: [] }, 7),
         /stream 7 is not open/,
@@ -402,12 +403,3 @@ describe('ManagementServer', () => {
     });
   });
 });
-
-/** Polls `done` until it holds; fails after a deadline. */
-async function until(done: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
