@@ -19,7 +19,8 @@ import {
   type PushStartCommand,
   type RpcCommand,
   type RpcEvent,
-  type ThroughputCommand,
+  type BatchCommand,
+  type OpenCommand,
 } from './rpc-protocol';
 
 const impl = process.argv[2] as Impl;
@@ -168,27 +169,28 @@ function burst(
   });
 }
 
-async function throughput(command: ThroughputCommand): Promise<void> {
+/** The channel the batches run on, and the answers it got per backend. */
+let open: { readonly client: grpc.Client; readonly answers: Map<string, number> } | undefined;
+
+async function openChannel(command: OpenCommand): Promise<void> {
+  if (open) throw new Error('a channel is already open');
   const client = makeClient(command.channel);
-  const answers = new Map<string, number>();
-  try {
-    // The first RPC waits for the channel to be ready; the warm-up then runs the whole path.
-    await call(client);
-    await burst(client, command.warmup, command.concurrency, answers);
-    const batchMs: number[] = [];
-    const cpuMs: number[] = [];
-    for (let b = 0; b < command.batches; b++) {
-      const cpu = process.cpuUsage();
-      const start = performance.now();
-      await burst(client, command.rpcs, command.concurrency, answers);
-      batchMs.push(performance.now() - start);
-      const used = process.cpuUsage(cpu);
-      cpuMs.push((used.user + used.system) / 1000);
-    }
-    send({ ev: 'throughput', batchMs, cpuMs, answers: Object.fromEntries(answers) });
-  } finally {
-    client.close();
-  }
+  open = { client, answers: new Map() };
+  // The first RPC waits for the channel to be ready; the warm-up then runs the whole path.
+  await call(client);
+  await burst(client, command.warmup, command.concurrency, open.answers);
+  send({ ev: 'ready' });
+}
+
+async function batch(command: BatchCommand): Promise<void> {
+  if (!open) throw new Error('no open channel');
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await burst(open.client, command.rpcs, command.concurrency, open.answers);
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  const cpuMs = (used.user + used.system) / 1000;
+  send({ ev: 'batch', ms, cpuMs, answers: Object.fromEntries(open.answers) });
 }
 
 /** Channel creation → first answered RPC (waiting for the channel to be ready), then closed. */
@@ -252,8 +254,10 @@ async function pushStart(command: PushStartCommand): Promise<void> {
 
 async function handle(command: RpcCommand): Promise<void> {
   switch (command.cmd) {
-    case 'throughput':
-      return throughput(command);
+    case 'open':
+      return openChannel(command);
+    case 'batch':
+      return batch(command);
     case 'first':
       return first(command);
     case 'push-start':

@@ -32,12 +32,17 @@ export type ChannelSpec =
   /** The floor: `ipv4:` with round_robin, or the bench's own resolver when it is pushed to. */
   | { readonly kind: 'ipv4' | 'pushed'; readonly addresses: readonly string[] };
 
-/** Many RPCs, `concurrency` in flight: `warmup` untimed, then `batches` timed of `rpcs`. */
-export interface ThroughputCommand {
-  readonly cmd: 'throughput';
+/** Opens the channel, waits for it to be ready, and sends `warmup` RPCs (`concurrency` in flight). */
+export interface OpenCommand {
+  readonly cmd: 'open';
   readonly channel: ChannelSpec;
   readonly warmup: number;
-  readonly batches: number;
+  readonly concurrency: number;
+}
+
+/** One timed batch of `rpcs` RPCs on the open channel, `concurrency` in flight (`batch`). */
+export interface BatchCommand {
+  readonly cmd: 'batch';
   readonly rpcs: number;
   readonly concurrency: number;
 }
@@ -83,7 +88,8 @@ export interface RpcExitCommand {
 }
 
 export type RpcCommand =
-  | ThroughputCommand
+  | OpenCommand
+  | BatchCommand
   | FirstRpcCommand
   | PushStartCommand
   | PushExpectCommand
@@ -94,13 +100,13 @@ export type RpcCommand =
 export type RpcEvent =
   | { readonly ev: 'ready' }
   /**
-   * Each timed batch's duration and the client process's CPU time (user + system) in it, and
-   * how many answers each backend gave (warm-up included).
+   * A batch's duration, the client process's CPU time (user + system) in it, and how many
+   * answers each backend gave so far (warm-up included).
    */
   | {
-      readonly ev: 'throughput';
-      readonly batchMs: readonly number[];
-      readonly cpuMs: readonly number[];
+      readonly ev: 'batch';
+      readonly ms: number;
+      readonly cpuMs: number;
       readonly answers: Readonly<Record<string, number>>;
     }
   | { readonly ev: 'first'; readonly coldMs: number; readonly warmMs: number }
