@@ -1,8 +1,11 @@
 // Tracing in grpc-js's terms: GRPC_NODE_TRACE / GRPC_TRACE name the tracers (comma separated,
-// `all`, `-name` to exclude), and output goes through grpc-js's logger at DEBUG verbosity, so it
-// reaches the user's grpc-js logger. Call sites guard with `if (t.enabled)` so that a message
-// is never formatted while tracing is off.
+// `all`, `-name` to exclude), and output goes through grpc-js's logger at DEBUG verbosity, in
+// grpc-js's trace format, so it reaches the user's grpc-js logger. Which tracers print is decided
+// here, not by grpc-js: its own list is read once when it loads and does not trim names, so
+// `xds_client, xds_ads` would lose the second. Call sites guard with `if (t.enabled)` so that a
+// message is never formatted while tracing is off.
 import { experimental, logVerbosity } from '@grpc/grpc-js';
+import { VERSION } from './version';
 
 export interface Tracer {
   readonly name: string;
@@ -40,7 +43,11 @@ export function tracer(name: string): Tracer {
       return enabled;
     },
     log(text: string) {
-      experimental.trace(logVerbosity.DEBUG, name, text);
+      const when = new Date().toISOString();
+      experimental.log(
+        logVerbosity.DEBUG,
+        `${when} | v${VERSION} ${process.pid} | ${name} | ${text}`,
+      );
     },
   };
 }

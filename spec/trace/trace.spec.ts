@@ -67,6 +67,11 @@ describe('tracing', { concurrency: true }, () => {
       env: { GRPC_TRACE: 'xds_ads,xds_client' },
       enabled: ['xds_client', 'xds_ads'],
     },
+    {
+      set: 'a list with spaces',
+      env: { GRPC_TRACE: 'xds_client, xds_ads' },
+      enabled: ['xds_client', 'xds_ads'],
+    },
     { set: 'all', env: { GRPC_TRACE: 'all' }, enabled: TRACERS },
     { set: 'all but one', env: { GRPC_TRACE: 'all,-xds_ads' }, enabled: ['xds_client', 'other'] },
     {
