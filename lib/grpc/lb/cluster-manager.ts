@@ -71,6 +71,11 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     resolutionNote: string,
   ): boolean {
     if (!(config instanceof ClusterManagerConfig)) return false;
+    // grpc-js hands the ConfigSelector down in the options, under a key that subchannel
+    // arguments keep: a new selector on every update would mean new subchannels, and new
+    // connections, for every endpoint. Nothing below this policy needs it.
+    const childOptions = { ...options };
+    delete childOptions[experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY];
     this.updating = true;
     for (const [name, child] of this.children) {
       if (config.children.has(name)) continue;
@@ -83,7 +88,7 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
         child = this.createChild(name);
         this.children.set(name, child);
       }
-      child.balancer.updateAddressList(endpoints, childConfig, options, resolutionNote);
+      child.balancer.updateAddressList(endpoints, childConfig, childOptions, resolutionNote);
     }
     this.updating = false;
     this.report();
@@ -115,8 +120,11 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     this.helper.updateState(state, new ClusterManagerPicker(pickers), null);
   }
 
+  /** grpc-js calls this on every RPC: only children not yet READY have anything to do. */
   exitIdle(): void {
-    for (const child of this.children.values()) child.balancer.exitIdle();
+    for (const child of this.children.values()) {
+      if (child.state !== connectivityState.READY) child.balancer.exitIdle();
+    }
   }
 
   resetBackoff(): void {

@@ -71,3 +71,29 @@ describe('e2e: load balancing within a cluster', () => {
     );
   });
 });
+
+describe('e2e: connections across updates', () => {
+  let env: XdsEnv;
+  beforeEach(async () => {
+    env = await startXdsEnv(['a', 'b', 'c']);
+  });
+  afterEach(() => env.close());
+
+  it('an endpoint added by an EDS update leaves the connections to the others in place', async () => {
+    env.serve({
+      clusters: [edsCluster('echo')],
+      endpoints: [endpoints('echo', [{ addresses: env.addresses('a', 'b') }])],
+    });
+    const client = env.client();
+    await waitForDistribution(client, 'a and b answer', (c) => c.size === 2);
+    env.serve({
+      clusters: [edsCluster('echo')],
+      endpoints: [endpoints('echo', [{ addresses: env.addresses('a', 'b', 'c') }])],
+    });
+    await waitForDistribution(client, 'c answers too', (c) => c.has('c'));
+    await sendRpcs(client, 30);
+    // One client connection each: a new configuration must not mean new subchannels.
+    assert.equal(env.backends.a!.peers.size, 1, [...env.backends.a!.peers].join(', '));
+    assert.equal(env.backends.b!.peers.size, 1, [...env.backends.b!.peers].join(', '));
+  });
+});

@@ -34,6 +34,8 @@ export interface Backend {
   behaviour: Behaviour;
   /** RPCs that reached this backend (answered, hanging or failed) since it was created. */
   readonly rpcs: number;
+  /** The client addresses (`ip:port`) its RPCs came from: one per client connection. */
+  readonly peers: ReadonlySet<string>;
   /** This backend's address as an endpoint under `path` (gRFC A56 hierarchical addresses). */
   endpoint(path?: readonly string[]): PathedEndpoint;
   /** Stops listening and drops every connection and call. */
@@ -65,6 +67,7 @@ const live = new Set<{ stop(): Promise<void> }>();
 class EchoBackend implements Backend {
   behaviour: Behaviour = 'answer';
   rpcs = 0;
+  readonly peers = new Set<string>();
   port = 0;
   private server: grpc.Server | null = null;
 
@@ -86,8 +89,9 @@ class EchoBackend implements Backend {
     if (this.server) return;
     const server = new grpc.Server();
     server.addService(ECHO_SERVICE, {
-      Echo: (_call: unknown, callback: grpc.sendUnaryData<string>) => {
+      Echo: (call: grpc.ServerUnaryCall<Buffer, string>, callback: grpc.sendUnaryData<string>) => {
         this.rpcs++;
+        this.peers.add(call.getPeer());
         const behaviour = this.behaviour;
         if (behaviour === 'hang') return;
         if (behaviour === 'answer') callback(null, this.name);
