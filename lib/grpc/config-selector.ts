@@ -14,6 +14,8 @@ const NO_METHOD_CONFIG: MethodConfig = { name: [] };
 
 export class XdsConfigSelector implements experimental.ConfigSelector {
   private readonly releases: (() => void)[];
+  /** One pick information object per cluster: grpc-js only reads it. */
+  private readonly pickInfo = new Map<string, { readonly [PICK_CLUSTER]: string }>();
 
   constructor(
     private readonly table: RouteTable,
@@ -36,18 +38,21 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       );
     }
     if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
-    const release = this.refs.ref(decision.cluster);
-    const methodConfig: MethodConfig =
-      decision.timeoutMs === undefined
-        ? NO_METHOD_CONFIG
-        : { name: [], timeout: durationOf(decision.timeoutMs) };
+    const { cluster } = decision;
+    const hold = new ClusterHold(this.refs.ref(cluster));
+    let pickInformation = this.pickInfo.get(cluster);
+    if (!pickInformation)
+      this.pickInfo.set(cluster, (pickInformation = { [PICK_CLUSTER]: cluster }));
     return {
-      methodConfig,
+      methodConfig:
+        decision.timeoutMs === undefined
+          ? NO_METHOD_CONFIG
+          : { name: [], timeout: durationOf(decision.timeoutMs) },
       // Committed, or ended before any attempt was made (then only the filter sees it).
-      onCommitted: release,
-      pickInformation: { [PICK_CLUSTER]: decision.cluster },
+      onCommitted: hold.release,
+      pickInformation,
       status: status.OK,
-      dynamicFilterFactories: [{ createFilter: () => new ReleaseOnEnd(release) }],
+      dynamicFilterFactories: [hold],
     };
   }
 
@@ -85,12 +90,17 @@ function failing(message: string, nodeId: string | undefined): CallConfig {
 type Filter = experimental.Filter;
 
 /**
- * Sees every end of the call, including those before an attempt started. Everything else
- * passes straight through: BaseFilter's async pass-throughs would cost three promises a call.
+ * One RPC's hold on its cluster, let go when the call is committed or ends, whichever comes
+ * first: its filter sees every end of the call, including those before an attempt started.
+ * It is its own filter factory and filter (one object a call), and everything else passes
+ * straight through: BaseFilter's async pass-throughs would cost three promises a call.
  */
-class ReleaseOnEnd implements Filter {
-  constructor(private readonly release: () => void) {}
+class ClusterHold implements Filter, experimental.FilterFactory<Filter> {
+  constructor(readonly release: () => void) {}
 
+  createFilter(): Filter {
+    return this;
+  }
   sendMetadata(metadata: Parameters<Filter['sendMetadata']>[0]) {
     return metadata;
   }
