@@ -51,7 +51,7 @@ describe('e2e: resolution', () => {
       target: `xds://auth.example/${SERVICE}`,
       [BOOTSTRAP_OPTION]: JSON.stringify(bootstrap),
     });
-    await waitForAllOn(client, 'b'); // RPCs through the authority land on b;
+    await waitForAllOn(client, 'b'); // RPCs through the authority land on b
     const requested = env.server.requests.flatMap((r) => r.resourceNames);
     assert.ok(requested.includes(name), `the Listener requested: ${requested.join(', ')}`);
   });
@@ -72,7 +72,7 @@ describe('e2e: resolution', () => {
       { name: SERVICE, api_listener: { api_listener: inline } },
     ]);
     const client = env.client();
-    await waitForAllOn(client, 'a'); // RPCs follow the inline routes to a;
+    await waitForAllOn(client, 'a'); // RPCs follow the inline routes to a
     assert.ok(
       !env.server.requests.some((r) => r.resourceNames.includes(ROUTE_NAME)),
       'no RouteConfiguration is requested for inline routes',
@@ -80,7 +80,7 @@ describe('e2e: resolution', () => {
 
     env.server.setResources('route', [routeConfig(ROUTE_NAME, { cluster: 'b' })]);
     env.server.setResources('listener', [serviceListener()]);
-    await waitForAllOn(client, 'b'); // RPCs follow the RDS routes to b;
+    await waitForAllOn(client, 'b'); // RPCs follow the RDS routes to b
   });
 
   it("the virtual host that best matches the channel's authority takes the RPCs", async () => {
@@ -99,8 +99,8 @@ describe('e2e: resolution', () => {
     await waitForAllOn(env.client(), 'b'); // the exact domain wins;
     // grpc.default_authority replaces it: then `*.test` beats `*`, and `*` takes the rest.
     const suffix = env.client({ 'grpc.default_authority': 'other.test' });
-    await waitForAllOn(suffix, 'a'); // the suffix domain wins for other.test;
+    await waitForAllOn(suffix, 'a'); // the suffix domain wins for other.test
     const any = env.client({ 'grpc.default_authority': 'other.example' });
-    await waitForAllOn(any, 'c'); // the wildcard takes other.example;
+    await waitForAllOn(any, 'c'); // the wildcard takes other.example
   });
 });
