@@ -170,12 +170,16 @@ export class ClusterResolver {
     const used = new Set<string>();
     const priorities: Priority[] = [];
     const errors: string[] = [];
+    let nodeId: string | undefined;
     this.discoveries.forEach(({ mechanism }, i) => {
       const result = results[i]!;
       // A failed mechanism, or one with no usable locality, still takes one (empty) priority
       // so that the priority policy fails over past it instead of waiting.
       const groups = result.kind === 'ok' && result.priorities.length ? result.priorities : [[]];
-      if (result.kind === 'error') errors.push(result.error.message);
+      if (result.kind === 'error') {
+        errors.push(result.error.reason);
+        nodeId ??= result.error.nodeId;
+      }
       let namer = this.namers.get(mechanism.cluster);
       if (!namer)
         this.namers.set(mechanism.cluster, (namer = new PriorityNamer(mechanism.cluster)));
@@ -189,7 +193,9 @@ export class ClusterResolver {
     const message =
       errors.length && errors.length === results.length ? errors.join('; ') : undefined;
     if (message !== undefined && message !== this.lastError) {
-      const error = new XdsError(status.UNAVAILABLE, `no endpoints: ${message}`);
+      const error = new XdsError(status.UNAVAILABLE, `no endpoints: ${message}`, {
+        ...(nodeId === undefined ? {} : { nodeId }),
+      });
       this.call(() => this.listener.onError(error));
     }
     this.lastError = message;

@@ -1,6 +1,6 @@
 // The EDS discovery mechanism of gRFC A37: one endpoints watch through the client.
 import { status } from '@grpc/grpc-js';
-import { XdsError } from '../errors';
+import { isXdsError, XdsError } from '../errors';
 import type { WatchHandle } from '../client/resource-watcher';
 import type { EndpointUpdate } from '../resources/endpoint/update';
 import type { XdsClient } from '../xds-client';
@@ -18,10 +18,15 @@ export class EdsDiscovery {
     const wrap = (error: XdsError) =>
       new XdsError(
         error.code,
-        `cluster "${mechanism.cluster}": EDS resource "${name}": ${error.message}`,
-        { cause: error, resourceName: name, ...(error.typeUrl ? { typeUrl: error.typeUrl } : {}) },
+        `cluster "${mechanism.cluster}": EDS resource "${name}": ${error.reason}`,
+        {
+          cause: error,
+          resourceName: name,
+          ...(error.typeUrl ? { typeUrl: error.typeUrl } : {}),
+          ...(error.nodeId === undefined ? {} : { nodeId: error.nodeId }),
+        },
       );
-    this.handle = client.watchEndpoints(name, {
+    this.handle = this.watch(client, name, {
       onResourceChanged: (update) => {
         if (this.closed) return;
         this.result = healthyPriorities(update);
@@ -47,6 +52,24 @@ export class EdsDiscovery {
   close(): void {
     this.closed = true;
     this.handle.cancel();
+  }
+
+  /**
+   * A name the client refuses (a control plane's 20 KB service_name) is this mechanism's
+   * error, never an exception in the caller's microtask.
+   */
+  private watch(
+    client: XdsClient,
+    name: string,
+    watcher: Parameters<XdsClient['watchEndpoints']>[1],
+  ): WatchHandle {
+    try {
+      return client.watchEndpoints(name, watcher);
+    } catch (e) {
+      const error = isXdsError(e) ? e : new XdsError(status.INTERNAL, String(e), { cause: e });
+      queueMicrotask(() => watcher.onResourceError(error));
+      return { cancel: () => {} };
+    }
   }
 }
 

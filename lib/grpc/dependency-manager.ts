@@ -13,7 +13,7 @@ import {
   type DnsResolver,
   type Priority,
 } from '../clusters';
-import { XdsError } from '../errors';
+import { isXdsError, XdsError } from '../errors';
 import type { WatchHandle } from '../client/resource-watcher';
 import type { ListenerUpdate } from '../resources/listener';
 import {
@@ -21,7 +21,7 @@ import {
   type RouteConfigUpdate,
   type VirtualHost,
 } from '../resources/route-config';
-import { tracer } from '../trace';
+import { logError, tracer } from '../trace';
 import type { XdsClient } from '../xds-client';
 import type { ClusterResult, XdsConfig } from './xds-config';
 
@@ -68,6 +68,8 @@ export class DependencyManager {
   private readonly roots = new Map<string, RootState>();
   private readonly leaves = new Map<string, LeafState>();
   private readonly subscriptions = new Map<string, number>();
+  /** The clusters the current virtual host's routes name. */
+  private routeNames: ReadonlySet<string> = new Set();
   private scheduled = false;
   private closed = false;
 
@@ -92,15 +94,19 @@ export class DependencyManager {
    */
   addClusterSubscription(cluster: string): () => void {
     this.subscriptions.set(cluster, (this.subscriptions.get(cluster) ?? 0) + 1);
-    this.schedule();
+    // A cluster already wanted changes nothing: no new configuration for it.
+    if (!this.roots.has(cluster)) this.schedule();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       const left = (this.subscriptions.get(cluster) ?? 1) - 1;
-      if (left > 0) this.subscriptions.set(cluster, left);
-      else this.subscriptions.delete(cluster);
-      this.schedule();
+      if (left > 0) {
+        this.subscriptions.set(cluster, left);
+        return;
+      }
+      this.subscriptions.delete(cluster);
+      if (!this.routeNames.has(cluster)) this.schedule();
     };
   }
 
@@ -133,7 +139,16 @@ export class DependencyManager {
     } else if (this.routeWatch?.name !== rdsName) {
       this.dropRouteWatch();
       this.routeConfig = undefined;
-      const handle = this.client.watchRouteConfiguration(rdsName, {
+      const handle = this.watchRoutes(rdsName);
+      this.routeWatch = { name: rdsName, handle };
+    }
+    // Always: a Listener whose only change is its filters or timeouts takes effect at once.
+    this.schedule();
+  }
+
+  private watchRoutes(rdsName: string): WatchHandle {
+    try {
+      return this.client.watchRouteConfiguration(rdsName, {
         onResourceChanged: (routeConfig) => {
           this.routeConfig = routeConfig;
           this.routeError = undefined;
@@ -142,15 +157,20 @@ export class DependencyManager {
         onResourceError: (error) => this.onResourceError(error, 'route'),
         onAmbientError: (error) => this.onAmbient(error),
       });
-      this.routeWatch = { name: rdsName, handle };
+    } catch (e) {
+      // A name the client refuses (too long to send): the routes cannot be had.
+      this.routeError = this.forRpcs(
+        isXdsError(e) ? e : new XdsError(status.INTERNAL, String(e), { cause: e }),
+      );
+      return { cancel: () => {} };
     }
-    // Always: a Listener whose only change is its filters or timeouts takes effect at once.
-    this.schedule();
   }
 
+  /** The RDS watch goes, and with it whatever it said. */
   private dropRouteWatch(): void {
     this.routeWatch?.handle.cancel();
     this.routeWatch = undefined;
+    this.routeError = undefined;
   }
 
   private onResourceError(error: XdsError, which: 'listener' | 'route'): void {
@@ -158,7 +178,6 @@ export class DependencyManager {
       this.listener = undefined;
       this.listenerError = this.forRpcs(error);
       this.dropRouteWatch();
-      this.routeError = undefined;
     } else {
       this.routeError = this.forRpcs(error);
     }
@@ -194,7 +213,19 @@ export class DependencyManager {
     this.scheduled = true;
     queueMicrotask(() => {
       this.scheduled = false;
-      if (!this.closed) this.update();
+      if (this.closed) return;
+      try {
+        this.update();
+      } catch (e) {
+        // A bug, or input nothing else caught: this channel's RPCs fail, the process goes on.
+        logError(
+          `xds-client: building the channel's configuration: ${e instanceof Error ? e.stack : e}`,
+        );
+        const reason = `internal error building the xDS configuration: ${e instanceof Error ? e.message : e}`;
+        this.fail(
+          new XdsError(status.UNAVAILABLE, reason, { nodeId: this.client.bootstrap.node.id }),
+        );
+      }
     });
   }
 
@@ -215,7 +246,8 @@ export class DependencyManager {
       );
     }
     this.reportedFatal = undefined;
-    const wanted = routeClusters(virtualHost);
+    this.routeNames = routeClusters(virtualHost);
+    const wanted = new Set(this.routeNames);
     for (const name of this.subscriptions.keys()) wanted.add(name);
     this.syncClusters(wanted);
     const clusters = this.collectClusters();
@@ -280,6 +312,10 @@ export class DependencyManager {
       const known = this.leaves.get(name);
       if (known) {
         if (known.mechanism !== mechanism) {
+          // Another discovery (EDS ↔ DNS, another service name): its endpoints are not the
+          // old ones, so the leaf waits for them rather than pair the new kind with old data.
+          if (discoveryKey(known.mechanism) !== discoveryKey(mechanism))
+            known.priorities = undefined;
           known.mechanism = mechanism;
           known.resolver.updateMechanisms([mechanism]);
         }
@@ -299,7 +335,7 @@ export class DependencyManager {
               this.schedule();
             },
             onError: (error) => {
-              leaf.note = error.message;
+              leaf.note = error.reason;
               this.schedule();
             },
           },
@@ -345,6 +381,11 @@ export class DependencyManager {
     }
     return clusters;
   }
+}
+
+/** What a mechanism discovers: a change of it means other endpoints. */
+function discoveryKey(m: DiscoveryMechanism): string {
+  return JSON.stringify([m.type, m.edsServiceName ?? null, m.dnsHostname ?? null]);
 }
 
 /** The clusters the routes of a virtual host can send RPCs to. */

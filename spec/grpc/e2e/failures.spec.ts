@@ -162,6 +162,35 @@ describe('e2e: control-plane failures', () => {
     await waitForAllOn(client, 'a');
   });
 
+  it('a cluster whose EDS resource does not exist fails its RPCs naming it, with the node id once', async () => {
+    env.serve({ clusters: [edsCluster('A')] }); // no ClusterLoadAssignment for A
+    const client = env.client({ [RESOURCE_TIMEOUT_OPTION]: 100 });
+    const error = await waitForFailure(client, 'RPCs to A fail', (e) => /EDS/.test(e.details));
+    assert.equal(error.code, grpc.status.UNAVAILABLE, error.details);
+    assert.match(
+      error.details,
+      /cluster "A" has no usable endpoints: .*EDS resource "A".*does not exist/,
+    );
+    assert.equal(error.details.match(/xDS node id/g)?.length, 1, error.details);
+  });
+
+  it('a name the client cannot send (a 20 KB service_name) fails RPCs and leaves the process up', async () => {
+    const uncaught: unknown[] = [];
+    const record = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', record);
+    try {
+      const huge = 's'.repeat(20 * 1024);
+      env.serve({ clusters: [edsCluster('A', { serviceName: huge })] });
+      const error = await rpcError(env.client(), { deadlineMs: 3000 });
+      assert.equal(error.code, grpc.status.UNAVAILABLE, error.details);
+      assert.match(error.details, /resource name is 20480 bytes long/);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.off('uncaughtException', record);
+    }
+  });
+
   it('a route with a non-forwarding or unsupported action fails its RPCs with UNAVAILABLE', async () => {
     const present = (name: string) => ({ prefix: '', headers: [{ name, present_match: true }] });
     env.serve({

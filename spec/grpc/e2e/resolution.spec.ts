@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { BOOTSTRAP_OPTION } from '../../../lib/grpc';
+import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from '../../../lib/grpc';
 import {
   edsCluster,
   endpoints,
@@ -81,6 +81,20 @@ describe('e2e: resolution', () => {
     env.server.setResources('route', [routeConfig(ROUTE_NAME, { cluster: 'b' })]);
     env.server.setResources('listener', [serviceListener()]);
     await waitForAllOn(client, 'b'); // RPCs follow the RDS routes to b
+  });
+
+  it('routes inlined after a missing RouteConfiguration work: the RDS error goes with its watch', async () => {
+    env.server.setResources('listener', [serviceListener()]); // RDS, never served
+    const client = env.client({ [RESOURCE_TIMEOUT_OPTION]: 100 });
+    const error = await rpcError(client, { deadlineMs: 3000 });
+    assert.match(error.details, /RouteConfiguration "echo-routes" does not exist/);
+    const { rds: _rds, ...hcm } = (serviceListener().api_listener as { api_listener: JsonObject })
+      .api_listener;
+    const inline = { ...hcm, route_config: routeConfig('inline', { cluster: 'a' }) };
+    env.server.setResources('listener', [
+      { name: SERVICE, api_listener: { api_listener: inline } },
+    ]);
+    await waitForAllOn(client, 'a');
   });
 
   it("the virtual host that best matches the channel's authority takes the RPCs", async () => {
