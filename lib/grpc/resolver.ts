@@ -32,6 +32,8 @@ interface Running {
 
 export class XdsResolver implements experimental.Resolver {
   private running: Running | undefined;
+  /** Counts starts and destroys: a result queued by one is dropped once another came. */
+  private generation = 0;
 
   constructor(
     private readonly target: experimental.GrpcUri,
@@ -59,11 +61,13 @@ export class XdsResolver implements experimental.Resolver {
       const error = isXdsError(e) ? e : undefined;
       const message = error?.message ?? `xds: ${e instanceof Error ? e.message : String(e)}`;
       // Never from inside updateResolution: grpc-js expects results asynchronously.
-      queueMicrotask(() => this.reportError(message));
+      const generation = this.generation;
+      queueMicrotask(() => generation === this.generation && this.reportError(message));
     }
   }
 
   destroy(): void {
+    this.generation++;
     const running = this.running;
     this.running = undefined;
     if (!running) return;

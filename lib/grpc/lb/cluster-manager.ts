@@ -24,9 +24,7 @@ export class ClusterManagerConfig implements TypedConfig {
   toJsonObject(): object {
     const children: Record<string, object> = {};
     for (const [name, config] of this.children) {
-      children[name] = {
-        child_policy: [{ [config.getLoadBalancerName()]: config.toJsonObject() }],
-      };
+      children[name] = { child_policy: [config.toJsonObject()] };
     }
     return { [POLICY.clusterManager]: { children } };
   }
@@ -120,7 +118,10 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     this.helper.updateState(state, new ClusterManagerPicker(pickers), null);
   }
 
-  /** grpc-js calls this on every RPC: only children not yet READY have anything to do. */
+  /**
+   * grpc-js calls this whenever the channel looks up a call's config (once per RPC): only
+   * children not yet READY have anything to do.
+   */
   exitIdle(): void {
     for (const child of this.children.values()) {
       if (child.state !== connectivityState.READY) child.balancer.exitIdle();
