@@ -108,7 +108,9 @@ async function waitForTotals(
       { after: options.after ?? 0, timeoutMs: options.timeoutMs ?? 5000 },
     );
   } catch (e) {
-    throw new Error(`${cluster}: totals ${showTotals(totals)}; ${(e as Error).message}`);
+    throw new Error(`${cluster}: totals ${showTotals(totals)}; ${(e as Error).message}`, {
+      cause: e,
+    });
   }
   return totals;
 }
