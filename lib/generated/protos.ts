@@ -401,6 +401,32 @@ export interface LocalityLbEndpoints {
   readonly priority: number;
 }
 
+/** envoy.config.endpoint.v3.UpstreamLocalityStats */
+export interface UpstreamLocalityStats {
+  readonly locality: Locality | null;
+  readonly totalSuccessfulRequests: Int64;
+  readonly totalRequestsInProgress: Int64;
+  readonly totalErrorRequests: Int64;
+  readonly priority: number;
+  readonly totalIssuedRequests: Int64;
+}
+
+/** envoy.config.endpoint.v3.ClusterStats */
+export interface ClusterStats {
+  readonly clusterName: string;
+  readonly upstreamLocalityStats: readonly UpstreamLocalityStats[];
+  readonly totalDroppedRequests: Int64;
+  readonly loadReportInterval: Duration | null;
+  readonly droppedRequests: readonly ClusterStats_DroppedRequests[];
+  readonly clusterServiceName: string;
+}
+
+/** envoy.config.endpoint.v3.ClusterStats.DroppedRequests */
+export interface ClusterStats_DroppedRequests {
+  readonly category: string;
+  readonly droppedCount: Int64;
+}
+
 /** envoy.config.listener.v3.ApiListener */
 export interface ApiListener {
   readonly apiListener: Any | null;
@@ -887,6 +913,20 @@ export interface Resource_CacheControl {
   readonly doNotCache: boolean;
 }
 
+/** envoy.service.load_stats.v3.LoadStatsRequest */
+export interface LoadStatsRequest {
+  readonly node: Node | null;
+  readonly clusterStats: readonly ClusterStats[];
+}
+
+/** envoy.service.load_stats.v3.LoadStatsResponse */
+export interface LoadStatsResponse {
+  readonly clusters: readonly string[];
+  readonly loadReportingInterval: Duration | null;
+  readonly reportEndpointGranularity: boolean;
+  readonly sendAllClusters: boolean;
+}
+
 /** google.protobuf.Any */
 export interface Any {
   readonly type_url: string;
@@ -1043,6 +1083,9 @@ export interface Messages {
   'envoy.config.endpoint.v3.Endpoint.AdditionalAddress': Endpoint_AdditionalAddress;
   'envoy.config.endpoint.v3.LbEndpoint': LbEndpoint;
   'envoy.config.endpoint.v3.LocalityLbEndpoints': LocalityLbEndpoints;
+  'envoy.config.endpoint.v3.UpstreamLocalityStats': UpstreamLocalityStats;
+  'envoy.config.endpoint.v3.ClusterStats': ClusterStats;
+  'envoy.config.endpoint.v3.ClusterStats.DroppedRequests': ClusterStats_DroppedRequests;
   'envoy.config.listener.v3.ApiListener': ApiListener;
   'envoy.config.listener.v3.Listener': Listener;
   'envoy.config.listener.v3.Filter': Filter;
@@ -1105,6 +1148,8 @@ export interface Messages {
   'envoy.service.discovery.v3.DiscoveryResponse': DiscoveryResponse;
   'envoy.service.discovery.v3.Resource': Resource;
   'envoy.service.discovery.v3.Resource.CacheControl': Resource_CacheControl;
+  'envoy.service.load_stats.v3.LoadStatsRequest': LoadStatsRequest;
+  'envoy.service.load_stats.v3.LoadStatsResponse': LoadStatsResponse;
   'google.protobuf.Any': Any;
   'google.protobuf.Struct': Struct;
   'google.protobuf.Value': Value;
@@ -2063,6 +2108,78 @@ export const descriptor: unknown = {
             "priority": {
              "type": "uint32",
              "id": 5
+            }
+           }
+          },
+          "UpstreamLocalityStats": {
+           "fields": {
+            "locality": {
+             "type": "core.v3.Locality",
+             "id": 1
+            },
+            "totalSuccessfulRequests": {
+             "type": "uint64",
+             "id": 2
+            },
+            "totalRequestsInProgress": {
+             "type": "uint64",
+             "id": 3
+            },
+            "totalErrorRequests": {
+             "type": "uint64",
+             "id": 4
+            },
+            "priority": {
+             "type": "uint32",
+             "id": 6
+            },
+            "totalIssuedRequests": {
+             "type": "uint64",
+             "id": 8
+            }
+           }
+          },
+          "ClusterStats": {
+           "fields": {
+            "clusterName": {
+             "type": "string",
+             "id": 1
+            },
+            "upstreamLocalityStats": {
+             "rule": "repeated",
+             "type": "UpstreamLocalityStats",
+             "id": 2
+            },
+            "totalDroppedRequests": {
+             "type": "uint64",
+             "id": 3
+            },
+            "loadReportInterval": {
+             "type": "google.protobuf.Duration",
+             "id": 4
+            },
+            "droppedRequests": {
+             "rule": "repeated",
+             "type": "DroppedRequests",
+             "id": 5
+            },
+            "clusterServiceName": {
+             "type": "string",
+             "id": 6
+            }
+           },
+           "nested": {
+            "DroppedRequests": {
+             "fields": {
+              "category": {
+               "type": "string",
+               "id": 1
+              },
+              "droppedCount": {
+               "type": "uint64",
+               "id": 2
+              }
+             }
             }
            }
           }
@@ -3420,6 +3537,58 @@ export const descriptor: unknown = {
                "id": 1
               }
              }
+            }
+           }
+          }
+         }
+        }
+       }
+      },
+      "load_stats": {
+       "nested": {
+        "v3": {
+         "nested": {
+          "LoadReportingService": {
+           "methods": {
+            "StreamLoadStats": {
+             "requestType": "LoadStatsRequest",
+             "requestStream": true,
+             "responseType": "LoadStatsResponse",
+             "responseStream": true
+            }
+           }
+          },
+          "LoadStatsRequest": {
+           "fields": {
+            "node": {
+             "type": "config.core.v3.Node",
+             "id": 1
+            },
+            "clusterStats": {
+             "rule": "repeated",
+             "type": "config.endpoint.v3.ClusterStats",
+             "id": 2
+            }
+           }
+          },
+          "LoadStatsResponse": {
+           "fields": {
+            "clusters": {
+             "rule": "repeated",
+             "type": "string",
+             "id": 1
+            },
+            "loadReportingInterval": {
+             "type": "google.protobuf.Duration",
+             "id": 2
+            },
+            "reportEndpointGranularity": {
+             "type": "bool",
+             "id": 3
+            },
+            "sendAllClusters": {
+             "type": "bool",
+             "id": 4
             }
            }
           }

@@ -252,10 +252,18 @@ export class DependencyManager {
     this.syncClusters(wanted);
     const clusters = this.collectClusters();
     if (!clusters) return; // some part is still on its way
-    const nodeId = this.client.bootstrap.node.id;
+    const node = this.client.bootstrap.node;
     const rootClusters = Object.freeze([...this.roots.keys()]);
     this.out.onConfig(
-      Object.freeze({ listener, routeConfig, virtualHost, clusters, rootClusters, nodeId }),
+      Object.freeze({
+        listener,
+        routeConfig,
+        virtualHost,
+        clusters,
+        rootClusters,
+        nodeId: node.id,
+        node,
+      }),
     );
   }
 

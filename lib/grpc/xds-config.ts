@@ -1,6 +1,7 @@
 // What the resolver hands grpc-js's LB policies: one complete, consistent configuration for a
 // channel (gRFC A74's XdsConfig), replaced whole on every change.
 
+import type { NodeConfig } from '../bootstrap';
 import type { DiscoveryMechanism, Priority } from '../clusters';
 import type { XdsError } from '../errors';
 import type { ClusterUpdate } from '../resources/cluster';
@@ -21,6 +22,8 @@ export interface XdsConfig {
   readonly rootClusters: readonly string[];
   /** The xDS node id, for the errors RPCs see (gRFC A54). */
   readonly nodeId: string;
+  /** The bootstrap's node: what load reports (LRS) name as their sender. */
+  readonly node: NodeConfig;
 }
 
 export type ClusterResult =

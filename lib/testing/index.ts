@@ -8,6 +8,14 @@ export {
   type RawResponse,
   type StreamFault,
 } from './management-server';
+export {
+  LRS_METHOD_PATH,
+  type LoadReportingSettings,
+  type RecordedClusterStats,
+  type RecordedLoadReport,
+  type RecordedLocalityStats,
+  type WaitForLoadReportOptions,
+} from './lrs-service';
 export type {
   RecordedNode,
   RecordedRequest,

@@ -1,7 +1,7 @@
 // A real gRPC ADS management server for tests (ours and users'): state-of-the-world over one
 // bidi method, with a request log to assert on and hooks for the faults a test needs (held
 // responses, ended streams, crafted responses), as grpc-go's e2e server offers around
-// go-control-plane.
+// go-control-plane. On the same port, a LoadReportingService that records load reports.
 import {
   Server,
   ServerCredentials,
@@ -14,6 +14,15 @@ import type { Any, DiscoveryRequest, DiscoveryResponse } from '../generated/prot
 import { AdsSession, type AdsCall } from './ads-session';
 import { buildBootstrap, type BootstrapJson, type BootstrapOptions } from './bootstrap-json';
 import { toMessageBytes } from './json-message';
+import {
+  LRS_SERVICE,
+  LrsService,
+  reportProbe,
+  reportTimeoutMessage,
+  type LoadReportingSettings,
+  type RecordedLoadReport,
+  type WaitForLoadReportOptions,
+} from './lrs-service';
 import {
   Waiters,
   recordRequest,
@@ -83,6 +92,7 @@ export class ManagementServer {
   private readonly requestLog: RecordedRequest[] = [];
   private readonly responseLog: RecordedResponse[] = [];
   private readonly waiters = new Waiters();
+  private readonly lrs = new LrsService(this.waiters);
   private readonly held = new Set<string>();
   /** With `heldAll`, the types released one by one since. */
   private readonly releasedFromAll = new Set<string>();
@@ -112,6 +122,9 @@ export class ManagementServer {
     const server = new ManagementServer(grpcServer, `${HOST}:${port}`, options.log ?? (() => {}));
     grpcServer.addService(ADS_SERVICE, {
       StreamAggregatedResources: (call: AdsCall) => server.onStream(call),
+    });
+    grpcServer.addService(LRS_SERVICE, {
+      StreamLoadStats: (call: Parameters<LrsService['onStream']>[0]) => server.lrs.onStream(call),
     });
     return server;
   }
@@ -186,6 +199,51 @@ export class ManagementServer {
       options,
       (ms) => `waitForStreams: ${this.opened} of ${count} streams opened within ${ms} ms`,
     );
+  }
+
+  // ---- load reporting (LRS) ----
+
+  /**
+   * What LRS clients are asked to report: `{ clusters }` or `{ sendAllClusters: true }`, every
+   * `intervalMs` (default: every cluster, every 1000 ms). Sent to every open LRS stream now,
+   * and to each new one in answer to its first request.
+   */
+  setLoadReporting(settings: LoadReportingSettings): void {
+    this.lrs.set(settings);
+  }
+
+  /** Every LoadStatsRequest received on the LRS service, in order. */
+  get loadReports(): readonly RecordedLoadReport[] {
+    return this.lrs.reports;
+  }
+
+  /** LRS streams open now. */
+  get loadReportingStreamCount(): number {
+    return this.lrs.streamCount;
+  }
+
+  /** LRS streams ever opened (their ids run 1..loadReportingStreamsOpened). */
+  get loadReportingStreamsOpened(): number {
+    return this.lrs.streamsOpened;
+  }
+
+  /**
+   * The first load report, already received or future, that matches. Each report is offered to
+   * `predicate` once, in order, so a predicate may add up counts across reports.
+   */
+  waitForLoadReport(
+    predicate: (report: RecordedLoadReport) => boolean,
+    options: WaitForLoadReportOptions = {},
+  ): Promise<RecordedLoadReport> {
+    const after = options.after ?? 0;
+    return this.waiters.wait(reportProbe(this.lrs.reports, predicate, after), options, (ms) =>
+      reportTimeoutMessage(this.lrs.reports, after, ms),
+    );
+  }
+
+  /** Ends every open LRS stream with this status (a grpc-js `status` number). */
+  endLoadReportingStreams(code: status, details = `ended by the test with status ${code}`): void {
+    this.lrs.endStreams(code, details);
   }
 
   // ---- faults ----
@@ -392,6 +450,7 @@ export class ManagementServer {
 
   private async shutdown(): Promise<void> {
     this.endStreams(status.UNAVAILABLE, 'management server closed');
+    this.lrs.close();
     this.waiters.rejectAll(new Error('management server closed'));
     await new Promise<void>((resolve) => {
       // A graceful shutdown lets the UNAVAILABLE statuses reach the clients (forceShutdown

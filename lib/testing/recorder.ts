@@ -74,7 +74,7 @@ export function recordRequest(streamId: number, request: DiscoveryRequest): Reco
   return Object.freeze(recorded);
 }
 
-function recordNode(node: Node): RecordedNode {
+export function recordNode(node: Node): RecordedNode {
   const recorded: { -readonly [K in keyof RecordedNode]: RecordedNode[K] } = {
     id: node.id,
     cluster: node.cluster,

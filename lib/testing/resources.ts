@@ -56,13 +56,22 @@ export function routeConfig(name: string, options: RouteConfigOptions): JsonObje
 export interface EdsClusterOptions {
   /** The EDS resource name, when it is not the cluster's name. */
   serviceName?: string;
+  /** `lrs_server: { self: {} }`: clients report the cluster's load to this server (LRS). */
+  loadReporting?: boolean;
 }
 
 /** An EDS cluster, round robin, endpoints over ADS. */
 export function edsCluster(name: string, options: EdsClusterOptions = {}): JsonObject {
   const edsConfig: JsonObject = { eds_config: adsConfigSource() };
   if (options.serviceName !== undefined) edsConfig['service_name'] = options.serviceName;
-  return { name, type: 'EDS', eds_cluster_config: edsConfig, lb_policy: 'ROUND_ROBIN' };
+  const cluster: JsonObject = {
+    name,
+    type: 'EDS',
+    eds_cluster_config: edsConfig,
+    lb_policy: 'ROUND_ROBIN',
+  };
+  if (options.loadReporting) cluster['lrs_server'] = { self: {} };
+  return cluster;
 }
 
 /** A LOGICAL_DNS cluster (gRFC A37): one locality, one endpoint, `host:port` resolved by DNS. */

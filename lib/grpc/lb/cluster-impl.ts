@@ -1,12 +1,19 @@
 // `xds_client.cluster_impl` (gRFC A37, A75): above one leaf cluster's priorities, it drops RPCs
 // by the cluster's drop_overload categories and holds its in-flight RPCs to
-// max_concurrent_requests, with the process-wide counter of {cluster, EDS service name}.
+// max_concurrent_requests, with the process-wide counter of {cluster, EDS service name}. With
+// an lrs_server, it counts the cluster's load for LRS: per locality, calls issued, succeeded,
+// errored and in flight; drops by category and in total (circuit breaking in the total only).
 
-import { experimental, type ChannelOptions, type LoadBalancingConfig } from '@grpc/grpc-js';
+import { experimental, status, type ChannelOptions, type LoadBalancingConfig } from '@grpc/grpc-js';
+import { serverKey, type XdsServerConfig } from '../../bootstrap';
+import { reportLoad, type LoadReportingLease } from '../../client/load-reporting';
+import type { ClusterLoad } from '../../client/load-store';
 import { callCounter, type CallCounter } from '../../clusters';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../../resources/cluster';
 import type { DropOverload } from '../../resources/endpoint';
-import { POLICY } from '../names';
+import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../names';
+import type { XdsConfig } from '../xds-config';
+import { LocalitySubchannel, localityOf } from './locality-subchannel';
 import { dropPick } from './pick-results';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -16,6 +23,8 @@ export interface ClusterImplSettings {
   readonly edsServiceName: string | undefined;
   readonly maxConcurrentRequests: number;
   readonly dropCategories: readonly DropOverload[];
+  /** The cluster's lrs_server: where its load is reported. Undefined: not reported. */
+  readonly lrsServer?: XdsServerConfig | undefined;
 }
 
 export class ClusterImplConfig implements TypedConfig {
@@ -39,6 +48,7 @@ export class ClusterImplConfig implements TypedConfig {
           category: d.category,
           requests_per_million: d.requestsPerMillion,
         })),
+        ...(s.lrsServer ? { lrs_load_reporting_server: s.lrsServer } : {}),
         child_policy: [this.child.toJsonObject()],
       },
     };
@@ -53,6 +63,10 @@ export class ClusterImplConfig implements TypedConfig {
       : null;
     if (!child) throw bad('no usable child_policy');
     const drops = Array.isArray(o.drop_categories) ? o.drop_categories : [];
+    const lrs = o.lrs_load_reporting_server as XdsServerConfig | undefined;
+    if (lrs !== undefined && (typeof lrs !== 'object' || typeof lrs?.serverUri !== 'string')) {
+      throw bad('lrs_load_reporting_server must be an xDS server (as the bootstrap gives it)');
+    }
     return new ClusterImplConfig(
       {
         cluster: o.cluster,
@@ -65,6 +79,7 @@ export class ClusterImplConfig implements TypedConfig {
           category: String(d.category ?? ''),
           requestsPerMillion: Number(d.requests_per_million ?? 0),
         })),
+        lrsServer: lrs,
       },
       child,
     );
@@ -75,6 +90,8 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   private readonly child: experimental.ChildLoadBalancerHandler;
   private settings: ClusterImplSettings | undefined;
   private counter: CallCounter | undefined;
+  /** The load reporting lease, and what it is for (server, node, cluster, EDS service name). */
+  private lrs: { readonly key: string; readonly lease: LoadReportingLease } | undefined;
 
   constructor(helper: experimental.ChannelControlHelper) {
     this.child = new experimental.ChildLoadBalancerHandler(
@@ -83,10 +100,13 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
           const settings = this.settings;
           const wrapped =
             settings && this.counter
-              ? new ClusterImplPicker(picker, settings, this.counter)
+              ? new ClusterImplPicker(picker, settings, this.counter, this.lrs?.lease.load)
               : picker;
           helper.updateState(state, wrapped, message);
         },
+        // Every subchannel remembers its endpoint's locality, for load reports.
+        createSubchannel: (address, args) =>
+          new LocalitySubchannel(helper.createSubchannel(address, args), localityOf(address)),
       }),
     );
   }
@@ -100,6 +120,7 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
     if (!(config instanceof ClusterImplConfig)) return false;
     this.settings = config.settings;
     this.counter = callCounter(config.settings.cluster, config.settings.edsServiceName);
+    this.updateLoadReporting(config.settings, options[XDS_CONFIG_ATTRIBUTE] as XdsConfig);
     return this.child.updateAddressList(endpoints, config.child, options, resolutionNote);
   }
 
@@ -113,6 +134,29 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
 
   destroy(): void {
     this.child.destroy();
+    this.lrs?.lease.release();
+    this.lrs = undefined;
+  }
+
+  /**
+   * Takes a lease on the LRS stream of the cluster's lrs_server (the node is the channel's),
+   * or gives it back when the cluster no longer reports load. A new lease is taken before the
+   * old one is released, so a change of cluster on the same server keeps its stream.
+   */
+  private updateLoadReporting(settings: ClusterImplSettings, xds: XdsConfig | undefined): void {
+    const { lrsServer, cluster, edsServiceName } = settings;
+    const node = xds?.node;
+    const key =
+      lrsServer && node
+        ? JSON.stringify([serverKey(lrsServer), node, cluster, edsServiceName ?? null])
+        : undefined;
+    if (key === this.lrs?.key) return;
+    const previous = this.lrs;
+    this.lrs =
+      key && lrsServer && node
+        ? { key, lease: reportLoad(lrsServer, node, cluster, edsServiceName) }
+        : undefined;
+    previous?.lease.release();
   }
 
   getTypeName(): string {
@@ -130,12 +174,16 @@ class ClusterImplPicker implements experimental.Picker {
     private readonly child: experimental.Picker,
     private readonly settings: ClusterImplSettings,
     private readonly counter: CallCounter,
+    /** The cluster's load for LRS; undefined when it reports none. */
+    private readonly load: ClusterLoad | undefined,
   ) {}
 
   pick(args: experimental.PickArgs): experimental.PickResult {
     const { cluster, dropCategories, maxConcurrentRequests } = this.settings;
+    const load = this.load;
     for (const drop of dropCategories) {
       if (Math.random() * 1_000_000 < drop.requestsPerMillion) {
+        load?.dropped(drop.category);
         return dropPick(
           `cluster "${cluster}": RPC dropped by the xDS server's drop_overloads ` +
             `(category "${drop.category}")`,
@@ -144,21 +192,37 @@ class ClusterImplPicker implements experimental.Picker {
     }
     const result = this.child.pick(args);
     if (result.pickResultType !== experimental.PickResultType.COMPLETE) return result;
+    // Our wrapper (see createSubchannel): grpc-js gets what it wraps.
+    const picked = result.subchannel;
+    const wrapper = picked instanceof LocalitySubchannel ? picked : undefined;
+    const subchannel = wrapper ? wrapper.unwrap() : picked;
     if (!this.counter.tryAcquire(maxConcurrentRequests)) {
+      load?.droppedUncategorized();
       return dropPick(
         `cluster "${cluster}": max_concurrent_requests (${maxConcurrentRequests}) reached`,
       );
     }
     const slot = reserve(this.counter);
     const { onCallStarted, onCallEnded } = result;
+    const locality = load && (wrapper ? wrapper.loadIn(load) : load.locality(undefined));
+    let started = false;
     return {
       ...result,
+      subchannel,
       onCallStarted: () => {
         slot.claim();
+        if (locality && !started) {
+          started = true;
+          locality.callStarted();
+        }
         onCallStarted?.();
       },
       onCallEnded: (code, details, metadata) => {
         slot.end();
+        if (started) {
+          started = false;
+          locality!.callFinished(code === status.OK);
+        }
         onCallEnded?.(code, details, metadata);
       },
     };

@@ -10,6 +10,7 @@ import type { LbEndpoint, LocalityName } from '../../resources/endpoint';
 import type { ClusterConfig } from '../xds-config';
 import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
+import { withLocality } from './locality-subchannel';
 import { PriorityConfig } from './priority';
 import { WeightedTargetConfig } from './weighted-target';
 
@@ -55,6 +56,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       edsServiceName: mechanism.edsServiceName,
       maxConcurrentRequests: mechanism.maxConcurrentRequests,
       dropCategories: first?.dropCategories ?? [],
+      lrsServer: mechanism.lrsServer,
     },
     new PriorityConfig(children),
   );
@@ -78,7 +80,9 @@ function edsChild(
     if ('error' in endpointPolicy) return endpointPolicy;
     const targets = priority.localities.map((l) => {
       const name = localityName(l.locality);
-      for (const e of usable(l.endpoints)) out.push(withPath(endpointOf(e), [priority.name, name]));
+      for (const e of usable(l.endpoints)) {
+        out.push(withPath(endpointOf(e, l.locality), [priority.name, name]));
+      }
       return { name, weight: l.weight, config: endpointPolicy.config };
     });
     return { config: new WeightedTargetConfig(targets) };
@@ -86,7 +90,9 @@ function edsChild(
   const endpointPolicy = endpointPolicyConfig(policy);
   if ('error' in endpointPolicy) return endpointPolicy;
   for (const l of priority.localities) {
-    for (const e of usable(l.endpoints)) out.push(withPath(endpointOf(e), [priority.name]));
+    for (const e of usable(l.endpoints)) {
+      out.push(withPath(endpointOf(e, l.locality), [priority.name]));
+    }
   }
   return endpointPolicy;
 }
@@ -115,9 +121,13 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
   return { host: e.address, port: e.port };
 }
 
-/** An endpoint and its extra addresses (gRFC A61), in the order sent. */
-function endpointOf(e: LbEndpoint): Endpoint {
-  return { addresses: [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)] };
+/**
+ * An endpoint and its extra addresses (gRFC A61), in the order sent, each marked with the
+ * endpoint's locality (load reports count RPCs per locality).
+ */
+function endpointOf(e: LbEndpoint, locality: LocalityName): Endpoint {
+  const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
+  return { addresses: addresses.map((a) => withLocality(a, locality)) };
 }
 
 /** A readable, unique name for a locality within its priority. */
