@@ -1,7 +1,8 @@
 // The LB configuration below one leaf cluster (gRFC A37, A52, A74, A75): cluster_impl over a
 // priority of the cluster's priorities, each with its locality policy — weighted_target over
-// the localities for `wrr_locality`, else the endpoint policy over all of them — and the
-// endpoints, each placed under its [priority, locality] path.
+// the localities for `wrr_locality`, else the endpoint policy over all of them (ring_hash: one
+// ring over every locality, A42) — and the endpoints, each placed under its [priority,
+// locality] path.
 
 import { experimental } from '@grpc/grpc-js';
 import type { Priority } from '../../clusters';
@@ -11,6 +12,7 @@ import type { ClusterConfig } from '../xds-config';
 import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
 import { PriorityConfig } from './priority';
+import { RingHashConfig, type RingHashEndpoint } from './ring-hash';
 import { WeightedTargetConfig } from './weighted-target';
 
 type Endpoint = experimental.Endpoint;
@@ -86,7 +88,11 @@ function edsChild(
   const endpointPolicy = endpointPolicyConfig(policy);
   if ('error' in endpointPolicy) return endpointPolicy;
   for (const l of priority.localities) {
-    for (const e of usable(l.endpoints)) out.push(withPath(endpointOf(e), [priority.name]));
+    for (const e of usable(l.endpoints)) {
+      // A42: one ring over all localities, each endpoint weighted by its locality too.
+      const endpoint = policy.name === 'ring_hash' ? weighted(e, l.weight) : endpointOf(e);
+      out.push(withPath(endpoint, [priority.name]));
+    }
   }
   return endpointPolicy;
 }
@@ -102,6 +108,8 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
           pick_first: { shuffleAddressList: policy.shuffleAddressList },
         }),
       };
+    case 'ring_hash':
+      return { config: new RingHashConfig(policy.minRingSize, policy.maxRingSize) };
     default:
       return { error: `LB policy ${policy.name} is not supported yet` };
   }
@@ -115,9 +123,21 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
   return { host: e.address, port: e.port };
 }
 
-/** An endpoint and its extra addresses (gRFC A61), in the order sent. */
-function endpointOf(e: LbEndpoint): Endpoint {
-  return { addresses: [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)] };
+/**
+ * An endpoint and its extra addresses (gRFC A61), in the order sent, with what ring_hash reads:
+ * its weight and its A76 hash key.
+ */
+function endpointOf(e: LbEndpoint): RingHashEndpoint {
+  const endpoint: RingHashEndpoint = {
+    addresses: [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)],
+    xdsClientWeight: e.weight,
+  };
+  return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };
+}
+
+/** The endpoint with its weight multiplied by its locality's (gRFC A42). */
+function weighted(e: LbEndpoint, localityWeight: number): RingHashEndpoint {
+  return { ...endpointOf(e), xdsClientWeight: e.weight * localityWeight };
 }
 
 /** A readable, unique name for a locality within its priority. */
