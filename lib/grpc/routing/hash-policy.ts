@@ -32,6 +32,10 @@ export function requestHash(
   channelId: number,
   random: () => number = Math.random,
 ): string | undefined {
+  // The common case first, without a cache lookup: no hash policies at all.
+  const action = route.action;
+  if (action.type !== 'cluster' && action.type !== 'weighted_clusters') return undefined;
+  if (action.hashPolicies.length === 0) return undefined;
   let policies = cache.get(route);
   if (policies === undefined) {
     policies = compilePolicies(route);
