@@ -5,8 +5,9 @@
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
 import { XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
-import { PICK_CLUSTER, PICK_FAILURE } from './names';
+import { PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
+import { requestHash } from './routing/hash-policy';
 
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 
@@ -26,7 +27,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
 
-  invoke(method: string, metadata: Metadata): CallConfig {
+  invoke(method: string, metadata: Metadata, channelId: number): CallConfig {
     let decision;
     try {
       decision = this.table.decide(method, metadata);
@@ -40,9 +41,12 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
     const { cluster } = decision;
     const hold = new ClusterHold(this.refs.ref(cluster));
-    let pickInformation = this.pickInfo.get(cluster);
-    if (!pickInformation)
-      this.pickInfo.set(cluster, (pickInformation = { [PICK_CLUSTER]: cluster }));
+    // gRFC A42: a route with hash policies gives each RPC its own hash, so its own object.
+    const hash = requestHash(decision.route, metadata, channelId);
+    const pickInformation =
+      hash === undefined
+        ? this.sharedPickInfo(cluster)
+        : { [PICK_CLUSTER]: cluster, [PICK_HASH]: hash };
     return {
       methodConfig:
         decision.timeoutMs === undefined
@@ -58,6 +62,12 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
 
   unref(): void {
     for (const release of this.releases) release();
+  }
+
+  private sharedPickInfo(cluster: string): { readonly [PICK_CLUSTER]: string } {
+    let info = this.pickInfo.get(cluster);
+    if (!info) this.pickInfo.set(cluster, (info = { [PICK_CLUSTER]: cluster }));
+    return info;
   }
 }
 

@@ -3,3 +3,4 @@
 // documented in docs/grpc.md.
 export { register } from './register';
 export { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
+export { RING_SIZE_CAP_OPTION } from './names';

@@ -11,6 +11,7 @@ export const POLICY = {
   priority: 'xds_client.priority',
   clusterImpl: 'xds_client.cluster_impl',
   weightedTarget: 'xds_client.weighted_target',
+  ringHash: 'xds_client.ring_hash',
 } as const;
 
 /**
@@ -39,3 +40,14 @@ export const XDS_CONFIG_ATTRIBUTE = `${INTERNAL}.config`;
 export const PICK_CLUSTER = 'xds_client.cluster';
 /** Pick information key: set instead of a cluster to fail the RPC at once with this message. */
 export const PICK_FAILURE = 'xds_client.failure';
+/**
+ * Pick information key: the RPC's request hash (gRFC A42), a decimal unsigned 64-bit value;
+ * absent when its route has no hash policies.
+ */
+export const PICK_HASH = 'xds_client.hash';
+
+/**
+ * Channel option: the largest ring the ring_hash policy builds (default 4096, gRFC A42); a
+ * cluster's larger minimum or maximum ring size is lowered to it. The name is gRPC's own.
+ */
+export const RING_SIZE_CAP_OPTION = 'grpc.lb.ring_hash.ring_size_cap';

@@ -3,6 +3,7 @@ import { CdsConfig, CdsLoadBalancer } from './lb/cds';
 import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl';
 import { ClusterManagerConfig, ClusterManagerLoadBalancer } from './lb/cluster-manager';
 import { registerPriorityPolicy } from './lb/priority';
+import { registerRingHashPolicy } from './lb/ring-hash';
 import { registerWeightedTargetPolicy } from './lb/weighted-target';
 import { POLICY } from './names';
 import { XdsResolver } from './resolver';
@@ -29,5 +30,6 @@ export function register(): void {
   );
   registerPriorityPolicy();
   registerWeightedTargetPolicy();
+  registerRingHashPolicy();
   experimental.registerResolver('xds', XdsResolver);
 }

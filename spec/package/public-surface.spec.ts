@@ -287,6 +287,7 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
 const GRPC_SURFACE: Record<string, ExportKind> = {
   BOOTSTRAP_OPTION: 'const',
   RESOURCE_TIMEOUT_OPTION: 'const',
+  RING_SIZE_CAP_OPTION: 'const',
   register: 'function',
 };
 

@@ -224,6 +224,30 @@ describe('ClusterLoadAssignment: endpoints', () => {
     assert.ok(!('hostname' in plain) && !('additionalAddresses' in plain));
   });
 
+  it('keeps a non-empty string hash_key of the envoy.lb metadata (A76), and ignores the rest', () => {
+    const withMetadata = (filterMetadata: Record<string, unknown>, address: string) =>
+      lbEndpoint(address, 80, { metadata: { filterMetadata } });
+    const keyed = (value: Record<string, unknown>) => ({
+      'envoy.lb': { fields: { hash_key: value } },
+    });
+    const update = validAssignment(
+      assignment({
+        endpoints: [
+          locality('z', [
+            withMetadata(keyed({ stringValue: 'pod-0' }), '10.0.0.1'),
+            withMetadata(keyed({ stringValue: '' }), '10.0.0.2'),
+            withMetadata(keyed({ numberValue: 7 }), '10.0.0.3'),
+            withMetadata({ other: { fields: { hash_key: { stringValue: 'x' } } } }, '10.0.0.4'),
+            lbEndpoint('10.0.0.5', 80),
+          ]),
+        ],
+      }),
+    );
+    const keys = update.priorities[0]![0]!.endpoints.map((e) => e.hashKey);
+    assert.deepStrictEqual(keys, ['pod-0', undefined, undefined, undefined, undefined]);
+    assert.ok(!('hashKey' in update.priorities[0]![0]!.endpoints[1]!));
+  });
+
   it('requires the endpoint, its address and a socket_address', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{}, `${EP}.endpoint: field not present`],

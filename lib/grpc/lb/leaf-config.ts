@@ -1,7 +1,8 @@
 // The LB configuration below one leaf cluster (gRFC A37, A52, A74, A75): cluster_impl over a
 // priority of the cluster's priorities, each with its locality policy — weighted_target over
-// the localities for `wrr_locality`, else the endpoint policy over all of them — and the
-// endpoints, each placed under its [priority, locality] path.
+// the localities for `wrr_locality`, else the endpoint policy over all of them (ring_hash: one
+// ring over every locality, A42) — and the endpoints, each placed under its [priority,
+// locality] path.
 
 import { experimental } from '@grpc/grpc-js';
 import type { Priority } from '../../clusters';
@@ -12,6 +13,7 @@ import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
 import { withLocality } from './locality-subchannel';
 import { PriorityConfig } from './priority';
+import { RingHashConfig, type RingHashEndpoint } from './ring-hash';
 import { WeightedTargetConfig } from './weighted-target';
 
 type Endpoint = experimental.Endpoint;
@@ -91,7 +93,10 @@ function edsChild(
   if ('error' in endpointPolicy) return endpointPolicy;
   for (const l of priority.localities) {
     for (const e of usable(l.endpoints)) {
-      out.push(withPath(endpointOf(e, l.locality), [priority.name]));
+      // A42: one ring over all localities, each endpoint weighted by its locality too.
+      const endpoint =
+        policy.name === 'ring_hash' ? weighted(e, l.locality, l.weight) : endpointOf(e, l.locality);
+      out.push(withPath(endpoint, [priority.name]));
     }
   }
   return endpointPolicy;
@@ -108,6 +113,8 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
           pick_first: { shuffleAddressList: policy.shuffleAddressList },
         }),
       };
+    case 'ring_hash':
+      return { config: new RingHashConfig(policy.minRingSize, policy.maxRingSize) };
     default:
       return { error: `LB policy ${policy.name} is not supported yet` };
   }
@@ -123,11 +130,21 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 
 /**
  * An endpoint and its extra addresses (gRFC A61), in the order sent, each marked with the
- * endpoint's locality (load reports count RPCs per locality).
+ * endpoint's locality (load reports count RPCs per locality), and with what ring_hash reads:
+ * its weight and its A76 hash key.
  */
-function endpointOf(e: LbEndpoint, locality: LocalityName): Endpoint {
+function endpointOf(e: LbEndpoint, locality: LocalityName): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
-  return { addresses: addresses.map((a) => withLocality(a, locality)) };
+  const endpoint: RingHashEndpoint = {
+    addresses: addresses.map((a) => withLocality(a, locality)),
+    xdsClientWeight: e.weight,
+  };
+  return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };
+}
+
+/** The endpoint with its weight multiplied by its locality's (gRFC A42). */
+function weighted(e: LbEndpoint, locality: LocalityName, localityWeight: number): RingHashEndpoint {
+  return { ...endpointOf(e, locality), xdsClientWeight: e.weight * localityWeight };
 }
 
 /** A readable, unique name for a locality within its priority. */

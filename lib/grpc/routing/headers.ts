@@ -15,9 +15,10 @@ const GRPC_CONTENT_TYPE = 'application/grpc';
 
 /**
  * The value a matcher sees for `name` (lower-case): the call's values joined with ',', or
- * undefined when the header counts as absent.
+ * undefined when the header counts as absent. Ring-hash header policies read headers the same
+ * way (gRFC A42).
  */
-function headerValue(metadata: Metadata, name: string): string | undefined {
+export function headerValue(metadata: Metadata, name: string): string | undefined {
   // Binary headers are hard to match meaningfully, so gRPC treats them as never sent.
   // Pseudo-headers (`:authority`, …) are not metadata; grpc-js cannot carry them here anyway.
   if (name.endsWith('-bin') || name.startsWith(':')) return undefined;

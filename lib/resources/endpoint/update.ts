@@ -28,6 +28,11 @@ export interface LbEndpoint extends EndpointAddress {
   readonly hostname?: string;
   /** More addresses of the same endpoint (gRFC A61 dual stack), when there are any. */
   readonly additionalAddresses?: readonly EndpointAddress[];
+  /**
+   * gRFC A76: `metadata.filter_metadata["envoy.lb"].hash_key`, when it is a non-empty string:
+   * where ring hash places the endpoint, instead of by its address.
+   */
+  readonly hashKey?: string;
 }
 
 export interface LocalityEndpoints {

@@ -192,8 +192,19 @@ function lbEndpoint(
     } = { address: primary.address, port: primary.port, healthStatus, weight };
     if (endpoint.hostname !== '') result.hostname = endpoint.hostname;
     if (additional.length > 0) result.additionalAddresses = Object.freeze(additional);
+    const hashKey = endpointHashKey(proto);
+    if (hashKey !== undefined) result.hashKey = hashKey;
     return Object.freeze(result);
   });
+}
+
+/**
+ * gRFC A76: the `hash_key` string of the endpoint's `envoy.lb` filter metadata, as Envoy's ring
+ * hash reads it. Anything else there (absent, empty, not a string) is ignored, never an error.
+ */
+function endpointHashKey(proto: LbEndpointProto): string | undefined {
+  const value = proto.metadata?.filterMetadata['envoy.lb']?.fields['hash_key'];
+  return value?.kind === 'stringValue' && value.stringValue ? value.stringValue : undefined;
 }
 
 /** Validates `address` at the current path and claims it in `seen`. */
