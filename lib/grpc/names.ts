@@ -11,6 +11,8 @@ export const POLICY = {
   priority: 'xds_client.priority',
   clusterImpl: 'xds_client.cluster_impl',
   weightedTarget: 'xds_client.weighted_target',
+  /** gRFC A48's least_request (grpc-js has none). */
+  leastRequest: 'xds_client.least_request',
 } as const;
 
 /**

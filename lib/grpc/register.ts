@@ -2,6 +2,7 @@ import { experimental } from '@grpc/grpc-js';
 import { CdsConfig, CdsLoadBalancer } from './lb/cds';
 import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl';
 import { ClusterManagerConfig, ClusterManagerLoadBalancer } from './lb/cluster-manager';
+import { LeastRequestConfig, LeastRequestLoadBalancer } from './lb/least-request';
 import { registerPriorityPolicy } from './lb/priority';
 import { registerWeightedTargetPolicy } from './lb/weighted-target';
 import { POLICY } from './names';
@@ -29,5 +30,10 @@ export function register(): void {
   );
   registerPriorityPolicy();
   registerWeightedTargetPolicy();
+  experimental.registerLoadBalancerType(
+    POLICY.leastRequest,
+    LeastRequestLoadBalancer,
+    LeastRequestConfig,
+  );
   experimental.registerResolver('xds', XdsResolver);
 }

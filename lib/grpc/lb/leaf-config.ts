@@ -10,6 +10,7 @@ import type { LbEndpoint, LocalityName } from '../../resources/endpoint';
 import type { ClusterConfig } from '../xds-config';
 import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
+import { LeastRequestConfig } from './least-request';
 import { PriorityConfig } from './priority';
 import { WeightedTargetConfig } from './weighted-target';
 
@@ -102,6 +103,8 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
           pick_first: { shuffleAddressList: policy.shuffleAddressList },
         }),
       };
+    case 'least_request':
+      return { config: new LeastRequestConfig(policy.choiceCount) };
     default:
       return { error: `LB policy ${policy.name} is not supported yet` };
   }
