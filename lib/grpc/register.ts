@@ -3,6 +3,10 @@ import { CdsConfig, CdsLoadBalancer } from './lb/cds';
 import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl';
 import { ClusterManagerConfig, ClusterManagerLoadBalancer } from './lb/cluster-manager';
 import { LeastRequestConfig, LeastRequestLoadBalancer } from './lb/least-request';
+import {
+  OutlierDetectionChildConfig,
+  OutlierDetectionChildLoadBalancer,
+} from './lb/outlier-detection';
 import { registerPriorityPolicy } from './lb/priority';
 import { registerWeightedTargetPolicy } from './lb/weighted-target';
 import { POLICY } from './names';
@@ -34,6 +38,11 @@ export function register(): void {
     POLICY.leastRequest,
     LeastRequestLoadBalancer,
     LeastRequestConfig,
+  );
+  experimental.registerLoadBalancerType(
+    POLICY.outlierDetectionChild,
+    OutlierDetectionChildLoadBalancer,
+    OutlierDetectionChildConfig,
   );
   experimental.registerResolver('xds', XdsResolver);
 }

@@ -11,6 +11,7 @@ import type { ClusterConfig } from '../xds-config';
 import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
 import { LeastRequestConfig } from './least-request';
+import { outlierDetectionAvailable, withOutlierDetection } from './outlier-detection';
 import { PriorityConfig } from './priority';
 import { WeightedTargetConfig } from './weighted-target';
 
@@ -19,7 +20,12 @@ type TypedConfig = experimental.TypedLoadBalancingConfig;
 type LeafCluster = Extract<ClusterConfig, { type: 'leaf' }>;
 
 export type LeafConfigResult =
-  | { readonly config: TypedConfig; readonly endpoints: readonly Endpoint[] }
+  | {
+      readonly config: TypedConfig;
+      readonly endpoints: readonly Endpoint[];
+      /** To add to the options the config is given with (outlier detection's child). */
+      readonly attributes?: Readonly<Record<string, unknown>>;
+    }
   | { readonly error: string };
 
 /** gRFC A27: only these take traffic. */
@@ -50,7 +56,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     return { error: `cluster "${cluster.name}" has no usable endpoints: ${why}` };
   }
   const first = priorities[0];
-  const config = new ClusterImplConfig(
+  const clusterImpl = new ClusterImplConfig(
     {
       cluster: cluster.name,
       edsServiceName: mechanism.edsServiceName,
@@ -59,7 +65,14 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     },
     new PriorityConfig(children),
   );
-  return { config, endpoints };
+  // gRFC A50, at A75's place: above cluster_impl, over the whole cluster.
+  const od = cluster.outlierDetection;
+  if (od === undefined || !outlierDetectionAvailable()) return { config: clusterImpl, endpoints };
+  try {
+    return { ...withOutlierDetection(clusterImpl, od), endpoints };
+  } catch (e) {
+    return { error: `cluster "${cluster.name}": outlier_detection: ${errorText(e)}` };
+  }
 }
 
 /** A37: one pick_first over every address the name resolved to, as one endpoint. */
@@ -108,6 +121,10 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
     default:
       return { error: `LB policy ${policy.name} is not supported yet` };
   }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 function usable(endpoints: readonly LbEndpoint[]): LbEndpoint[] {
