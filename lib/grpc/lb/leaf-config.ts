@@ -11,7 +11,7 @@ import type { ClusterConfig } from '../xds-config';
 import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
 import { LeastRequestConfig } from './least-request';
-import { outlierDetectionAvailable, withOutlierDetection } from './outlier-detection';
+import { msToDuration, outlierDetectionAvailable, withOutlierDetection } from './outlier-detection';
 import { PriorityConfig } from './priority';
 import { WeightedTargetConfig } from './weighted-target';
 
@@ -118,8 +118,30 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
       };
     case 'least_request':
       return { config: new LeastRequestConfig(policy.choiceCount) };
+    case 'client_side_weighted_round_robin':
+      // gRFC A58, grpc-js's weighted_round_robin; its JSON field names.
+      return parsedConfig('weighted_round_robin', {
+        enable_oob_load_report: policy.enableOobLoadReport,
+        oob_load_reporting_period: msToDuration(policy.oobReportingPeriodMs),
+        blackout_period: msToDuration(policy.blackoutPeriodMs),
+        weight_expiration_period: msToDuration(policy.weightExpirationPeriodMs),
+        weight_update_period: msToDuration(policy.weightUpdatePeriodMs),
+        error_utilization_penalty: policy.errorUtilizationPenalty,
+      });
+    case 'custom':
+      // gRFC A52: a policy the application registered, with the TypedStruct's JSON.
+      return parsedConfig(policy.policyName, policy.config);
     default:
       return { error: `LB policy ${policy.name} is not supported yet` };
+  }
+}
+
+/** grpc-js's config for `{ [name]: json }`, or why it has none. */
+function parsedConfig(name: string, json: object): { config: TypedConfig } | { error: string } {
+  try {
+    return { config: experimental.parseLoadBalancingConfig({ [name]: json }) };
+  } catch (e) {
+    return { error: `LB policy ${name}: ${errorText(e)}` };
   }
 }
 
