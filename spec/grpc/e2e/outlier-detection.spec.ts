@@ -103,5 +103,7 @@ describe('e2e: outlier detection (A50)', () => {
     assert.ok((counts.get(UNAVAILABLE) ?? 0) >= 40, show(counts));
     serve(failurePercentage());
     await waitForAllOn(client, 'b');
+    // The cluster's policies were rebuilt on the connections it had.
+    assert.equal(env.backends.b!.peers.size, 1, [...env.backends.b!.peers].join(', '));
   });
 });
