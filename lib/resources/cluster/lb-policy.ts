@@ -293,6 +293,8 @@ function customPolicy(
   errors: ValidationErrors,
   registry: LbPolicyRegistry | undefined,
 ): LbPolicy | undefined | typeof SKIP {
+  // Without a registry nothing custom can run: skipped unread, as every unknown type.
+  if (registry === undefined) return SKIP;
   const fullName =
     typed.type_url === POLICY_URL.xdsTypedStruct
       ? 'xds.type.v3.TypedStruct'
@@ -300,7 +302,7 @@ function customPolicy(
   const typedStruct = decodeAnyValue(fullName, typed, errors);
   if (typedStruct === undefined) return undefined;
   const policyName = typeNameOfUrl(typedStruct.typeUrl);
-  if (registry === undefined || policyName === '' || !registry.has(policyName)) return SKIP;
+  if (policyName === '' || !registry.has(policyName)) return SKIP;
   const config = typedStruct.value === null ? EMPTY_CONFIG : structToJson(typedStruct.value);
   let problem: string | undefined;
   try {
