@@ -40,7 +40,12 @@ export type {
 
 // Resource types and their updates. Named one by one: the resource modules also export
 // helpers for the library's own use (validators, regex and domain checks) that are not public.
-export type { ResourceType, DecodeResult, DecodeContext } from './resources/resource-type';
+export type {
+  ResourceType,
+  DecodeResult,
+  DecodeContext,
+  LbPolicyRegistry,
+} from './resources/resource-type';
 export { ValidationErrors } from './validation-errors';
 export { clusterResourceType, DEFAULT_MAX_CONCURRENT_REQUESTS } from './resources/cluster';
 export type {

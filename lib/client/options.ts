@@ -40,6 +40,15 @@ export function checkClientOptions(options: unknown): void {
         errs.add(`must be a function (got ${describe(f)})`);
       }
     });
+    errs.field('lbPolicies', () => {
+      const r = o.lbPolicies as Record<string, unknown> | undefined;
+      if (r === undefined) return;
+      if (typeof r !== 'object' || r === null) {
+        errs.add(`must be an object (got ${describe(r)})`);
+      } else if (typeof r.has !== 'function' || typeof r.configError !== 'function') {
+        errs.add('must have has(name) and configError(name, config) methods');
+      }
+    });
   }
   if (errs.isEmpty) return;
   const details = errs.list();

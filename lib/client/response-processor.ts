@@ -2,7 +2,12 @@ import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
 import { messageCodec } from '../codec';
 import type { Any, DiscoveryResponse } from '../generated/protos';
-import type { DecodeResult, ResourceType } from '../resources/resource-type';
+import type {
+  DecodeContext,
+  DecodeResult,
+  LbPolicyRegistry,
+  ResourceType,
+} from '../resources/resource-type';
 
 import { logError, tracer } from '../trace';
 import type { ResponseVerdict } from './ads-stream';
@@ -18,6 +23,8 @@ const RESOURCE_WRAPPER_URL = 'type.googleapis.com/envoy.service.discovery.v3.Res
 /** What the processor needs to know of the client. */
 export interface ResponseContext {
   readonly server: XdsServerConfig;
+  /** For the decode context: the LB policies the client's user can run. */
+  readonly lbPolicies?: LbPolicyRegistry | undefined;
   readonly nodeId: string;
   readonly type: ResourceType<unknown>;
   /** The cache entry subscribed to `name` on this server, if any. */
@@ -60,6 +67,8 @@ export function processResponse(
   ctx: ResponseContext,
 ): ProcessedResponse {
   const { type, server } = ctx;
+  const decodeContext: DecodeContext =
+    ctx.lbPolicies === undefined ? { server } : { server, lbPolicies: ctx.lbPolicies };
   const version = response.versionInfo;
   const now = new Date();
   const seen = new Set<string>();
@@ -89,7 +98,7 @@ export function processResponse(
     let name = unwrapped.name ?? type.peekName?.(bytes);
     let decoded: DecodeResult<unknown> | undefined;
     if (name === undefined) {
-      decoded = safeDecode(type, bytes, server);
+      decoded = safeDecode(type, bytes, decodeContext);
       name = decoded.name;
       if (name === undefined) {
         errors.push(`resource index ${index}: ${formatErrors(decoded)}`);
@@ -113,7 +122,7 @@ export function processResponse(
       applied.push(state);
       return;
     }
-    decoded ??= safeDecode(type, bytes, server);
+    decoded ??= safeDecode(type, bytes, decodeContext);
     if (decoded.name !== undefined && decoded.name !== name) {
       // The peeked (or wrapper) name is not the resource's: malformed bytes, apply nothing.
       errors.push(
@@ -221,10 +230,10 @@ function unwrap(
 function safeDecode(
   type: ResourceType<unknown>,
   bytes: Uint8Array,
-  server: XdsServerConfig,
+  context: DecodeContext,
 ): DecodeResult<unknown> {
   try {
-    return type.decode(bytes, { server });
+    return type.decode(bytes, context);
   } catch (e) {
     // A resource type broke its contract (decode must not throw): report, don't crash.
     const message = `decoder threw: ${e instanceof Error ? e.message : String(e)}`;

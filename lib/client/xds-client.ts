@@ -2,7 +2,7 @@ import { status, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc
 import { EventEmitter } from 'eventemitter3';
 import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
 import type { DiscoveryResponse } from '../generated/protos';
-import type { ResourceType } from '../resources/resource-type';
+import type { LbPolicyRegistry, ResourceType } from '../resources/resource-type';
 import { logError, tracer } from '../trace';
 import { AdsStream, type SentRequest } from './ads-stream';
 import type { ResponseShape } from './response-scan';
@@ -36,6 +36,12 @@ export interface XdsClientOptions {
   channelOptions?: ChannelOptions;
   /** Replaces the grpc-js transport (for tests, or a custom connection). */
   transportFactory?: XdsTransportFactory;
+  /**
+   * The LB policies the clusters' consumer can run, for Clusters' `load_balancing_policy`
+   * (gRFC A52). Omitted: custom (`TypedStruct`) policies are skipped. `xds-client/grpc` passes
+   * grpc-js's registry.
+   */
+  lbPolicies?: LbPolicyRegistry;
 }
 
 /** One resource in `client.dump()`: what CSDS would report for it. */
@@ -305,6 +311,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     const byName = channel.resourcesOf(type.typeUrl);
     const { verdict, notifications } = processResponse(response, {
       server: channel.config,
+      lbPolicies: this.options.lbPolicies,
       nodeId: this.bootstrap.node.id,
       type,
       lookup: (name) => byName?.get(name),

@@ -3,6 +3,7 @@
 // channels has no xDS stream left and exits by itself.
 
 import { XdsClient } from '../xds-client';
+import { grpcLbPolicies } from './lb-policies';
 
 interface PoolEntry {
   readonly client: XdsClient;
@@ -38,6 +39,8 @@ export function leaseClient(settings: ClientSettings, authority: string): Client
   let entry = pool.get(key);
   if (!entry) {
     const client = new XdsClient({
+      // Clusters may name the application's own grpc-js LB policies (gRFC A52).
+      lbPolicies: grpcLbPolicies,
       ...(bootstrap === undefined ? {} : { bootstrap }),
       ...(resourceTimeoutMs === undefined ? {} : { resourceTimeoutMs }),
     });

@@ -12,6 +12,10 @@ export const POLICY = {
   clusterImpl: 'xds_client.cluster_impl',
   weightedTarget: 'xds_client.weighted_target',
   ringHash: 'xds_client.ring_hash',
+  /** gRFC A48's least_request (grpc-js has none). */
+  leastRequest: 'xds_client.least_request',
+  /** Under grpc-js's `outlier_detection`: the cluster_impl config handed down (A50). */
+  outlierDetectionChild: 'xds_client.outlier_detection_child',
 } as const;
 
 /**
@@ -35,6 +39,8 @@ const INTERNAL = 'grpc.internal.no_subchannel.xds_client';
 
 /** Attribute: the current XdsConfig (see xds-config.ts). */
 export const XDS_CONFIG_ATTRIBUTE = `${INTERNAL}.config`;
+/** Attribute: the config below grpc-js's `outlier_detection` (lb/outlier-detection.ts). */
+export const OUTLIER_DETECTION_CHILD_ATTRIBUTE = `${INTERNAL}.outlier_detection_child`;
 
 /** Pick information key: the cluster_manager child an RPC goes to. */
 export const PICK_CLUSTER = 'xds_client.cluster';

@@ -2,6 +2,11 @@ import { experimental } from '@grpc/grpc-js';
 import { CdsConfig, CdsLoadBalancer } from './lb/cds';
 import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl';
 import { ClusterManagerConfig, ClusterManagerLoadBalancer } from './lb/cluster-manager';
+import { LeastRequestConfig, LeastRequestLoadBalancer } from './lb/least-request';
+import {
+  OutlierDetectionChildConfig,
+  OutlierDetectionChildLoadBalancer,
+} from './lb/outlier-detection';
 import { registerPriorityPolicy } from './lb/priority';
 import { registerRingHashPolicy } from './lb/ring-hash';
 import { registerWeightedTargetPolicy } from './lb/weighted-target';
@@ -31,5 +36,15 @@ export function register(): void {
   registerPriorityPolicy();
   registerWeightedTargetPolicy();
   registerRingHashPolicy();
+  experimental.registerLoadBalancerType(
+    POLICY.leastRequest,
+    LeastRequestLoadBalancer,
+    LeastRequestConfig,
+  );
+  experimental.registerLoadBalancerType(
+    POLICY.outlierDetectionChild,
+    OutlierDetectionChildLoadBalancer,
+    OutlierDetectionChildConfig,
+  );
   experimental.registerResolver('xds', XdsResolver);
 }

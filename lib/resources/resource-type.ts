@@ -1,10 +1,27 @@
 import type { FieldError } from '../errors';
 import type { XdsServerConfig } from '../bootstrap';
 
-/** What a decoder may know besides the bytes: which server sent them. */
+/** What a decoder may know besides the bytes: which server sent them, and who will use them. */
 export interface DecodeContext {
   /** The xDS server the resource came from (a Cluster's `lrs_server: {self: {}}` means it). */
   readonly server: XdsServerConfig;
+  /**
+   * The gRPC LB policies the resources' consumer can run (gRFC A52). Absent: a Cluster's
+   * custom policies (`TypedStruct`) are skipped, and the policies this library knows are kept.
+   */
+  readonly lbPolicies?: LbPolicyRegistry | undefined;
+}
+
+/**
+ * What a Cluster's `load_balancing_policy` may name, as the consumer's LB policy registry
+ * knows it (gRFC A52: an entry naming a policy the client lacks is skipped; a config the
+ * policy rejects NACKs the Cluster). `xds-client/grpc` passes grpc-js's registry.
+ */
+export interface LbPolicyRegistry {
+  /** Whether a policy of this name is registered (a custom policy, `weighted_round_robin`). */
+  has(name: string): boolean;
+  /** Why `config` is not a valid config for policy `name`; undefined when it is. */
+  configError(name: string, config: Readonly<Record<string, unknown>>): string | undefined;
 }
 
 export type DecodeResult<T> =

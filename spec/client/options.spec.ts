@@ -54,10 +54,15 @@ describe('client options', () => {
       bootstrap: 42,
       channelOptions: 'x',
       transportFactory: {},
+      lbPolicies: { has: () => true },
     } as unknown as XdsClientOptions);
     assert.match(error.message, /bootstrap: must be an object or JSON text \(got 42\)/);
     assert.match(error.message, /channelOptions: must be an object/);
     assert.match(error.message, /transportFactory: must be a function/);
+    assert.match(
+      error.message,
+      /lbPolicies: must have has\(name\) and configError\(name, config\)/,
+    );
   });
 });
 

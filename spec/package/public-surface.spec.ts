@@ -183,6 +183,7 @@ const MAIN_SURFACE: Record<string, ExportKind> = {
   HttpFilterConfig: 'type',
   LbEndpoint: 'type',
   LbPolicy: 'type',
+  LbPolicyRegistry: 'type',
   ListenerUpdate: 'type',
   LocalityConfig: 'type',
   LocalityEndpoints: 'type',

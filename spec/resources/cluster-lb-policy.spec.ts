@@ -4,6 +4,7 @@
 //   2. Decode it, and compare `lbPolicy` or the exact errors.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { LbPolicyRegistry } from '../../lib/resources/resource-type';
 import {
   URLS,
   aggregateCluster,
@@ -69,15 +70,15 @@ describe('Cluster lb_policy (legacy enum)', () => {
     ]);
   });
 
-  it('maps LEAST_REQUEST with choice_count 2 by default, clamping above 10 (A48)', () => {
+  it('maps LEAST_REQUEST to least request under weighted localities, choice_count 2 by default, clamping above 10 (A48)', () => {
     assert.deepStrictEqual(lbPolicyOf({ lbPolicy: 'LEAST_REQUEST' }), {
-      name: 'least_request',
-      choiceCount: 2,
+      name: 'wrr_locality',
+      child: { name: 'least_request', choiceCount: 2 },
     });
     const leastRequestLbConfig = { choiceCount: { value: 25 } };
     assert.deepStrictEqual(lbPolicyOf({ lbPolicy: 'LEAST_REQUEST', leastRequestLbConfig }), {
-      name: 'least_request',
-      choiceCount: 10,
+      name: 'wrr_locality',
+      child: { name: 'least_request', choiceCount: 10 },
     });
   });
 
@@ -127,7 +128,7 @@ describe('Cluster load_balancing_policy (A52)', () => {
     }
   });
 
-  it('skips custom TypedStruct policies and unknown types, taking the first supported', () => {
+  it('without an LB policy registry, skips custom TypedStruct policies and unknown types, taking the first supported', () => {
     const list = lbPolicyList(
       { '@type': URLS.xdsTypedStruct, typeUrl: 'type.googleapis.com/my.Policy', value: {} },
       { '@type': URLS.udpaTypedStruct, typeUrl: 'type.googleapis.com/my.Policy' },
@@ -232,6 +233,183 @@ describe('an aggregate cluster’s own policy (A75)', () => {
     // An EDS cluster with the same policy is still NACKed: there it would be used.
     assert.deepStrictEqual(clusterErrors(edsCluster({ lbPolicy: 'CLUSTER_PROVIDED' })), [
       'lb_policy: unsupported value CLUSTER_PROVIDED',
+    ]);
+  });
+});
+
+/**
+ * A registry as a consumer passes one: `my.Lb` takes any config, `my.Strict` needs a numeric
+ * `index`, and `weighted_round_robin` exists when `wrr` is true.
+ */
+function registry(wrr = true): LbPolicyRegistry & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    has(name) {
+      asked.push(name);
+      return name === 'my.Lb' || name === 'my.Strict' || (wrr && name === 'weighted_round_robin');
+    },
+    configError(name, config) {
+      if (name === 'my.Strict' && typeof config['index'] !== 'number') {
+        return 'index must be a number';
+      }
+      return undefined;
+    },
+  };
+}
+
+/** A TypedStruct naming `typeUrl`, with `fields` as a google.protobuf.Struct's fields. */
+function typedStruct(
+  typeUrl: string,
+  fields?: Record<string, unknown>,
+  udpa = false,
+): Record<string, unknown> {
+  return {
+    '@type': udpa ? URLS.udpaTypedStruct : URLS.xdsTypedStruct,
+    typeUrl,
+    ...(fields === undefined ? {} : { value: { fields } }),
+  };
+}
+
+describe('Cluster load_balancing_policy: custom policies (A52)', () => {
+  const TYPED = `${LBP}[0].typed_extension_config.typed_config`;
+
+  it('uses a registered policy named by the TypedStruct type URL, its Struct as the JSON config', () => {
+    const fields = {
+      index: { numberValue: 1 },
+      name: { stringValue: 'x' },
+      on: { boolValue: true },
+      none: { nullValue: 'NULL_VALUE' },
+      list: { listValue: { values: [{ numberValue: 2 }, { stringValue: 'y' }] } },
+      nested: { structValue: { fields: { depth: { numberValue: 3 } } } },
+    };
+    for (const udpa of [false, true]) {
+      const list = lbPolicyList(typedStruct('type.googleapis.com/my.Lb', fields, udpa), RR);
+      const policy = validCluster(edsCluster({ loadBalancingPolicy: list }), registry());
+      assert.deepStrictEqual(policy.lbPolicy, {
+        name: 'custom',
+        policyName: 'my.Lb',
+        config: {
+          index: 1,
+          name: 'x',
+          on: true,
+          none: null,
+          list: [2, 'y'],
+          nested: { depth: 3 },
+        },
+      });
+      assert.ok(policy.lbPolicy.name === 'custom' && Object.isFrozen(policy.lbPolicy.config));
+    }
+  });
+
+  it('takes the name after the last slash of any type URL, and an absent Struct as {}', () => {
+    const list = lbPolicyList(typedStruct('example.com/policies/my.Lb'));
+    assert.deepStrictEqual(
+      validCluster(edsCluster({ loadBalancingPolicy: list }), registry()).lbPolicy,
+      { name: 'custom', policyName: 'my.Lb', config: {} },
+    );
+  });
+
+  it('skips a policy the registry does not have and uses the next entry', () => {
+    const reg = registry();
+    const list = lbPolicyList(typedStruct('type.googleapis.com/other.Lb', {}), RR);
+    assert.deepStrictEqual(validCluster(edsCluster({ loadBalancingPolicy: list }), reg).lbPolicy, {
+      name: 'round_robin',
+    });
+    assert.deepStrictEqual(reg.asked, ['other.Lb']);
+  });
+
+  it('NACKs a config the registered policy rejects, without trying later entries', () => {
+    const list = lbPolicyList(
+      typedStruct('type.googleapis.com/my.Strict', { index: { stringValue: 'one' } }),
+      RR,
+    );
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: list }), registry()), [
+      `${TYPED}.value: invalid config for LB policy my.Strict: index must be a number`,
+    ]);
+  });
+
+  it('NACKs a TypedStruct whose bytes do not parse (skipped unread without a registry)', () => {
+    const list = lbPolicyList(rawAny(URLS.xdsTypedStruct, Uint8Array.of(0x0f)), RR);
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: list }), registry()), [
+      `${TYPED}: can't parse TypedStruct`,
+    ]);
+    assert.deepStrictEqual(validCluster(edsCluster({ loadBalancingPolicy: list })).lbPolicy, {
+      name: 'round_robin',
+    });
+  });
+
+  it('uses a custom policy as the endpoint policy of WrrLocality', () => {
+    const list = lbPolicyList({
+      '@type': URLS.wrrLocality,
+      endpointPickingPolicy: lbPolicyList(typedStruct('type.googleapis.com/my.Lb', {}), RR),
+    });
+    assert.deepStrictEqual(
+      validCluster(edsCluster({ loadBalancingPolicy: list }), registry()).lbPolicy,
+      { name: 'wrr_locality', child: { name: 'custom', policyName: 'my.Lb', config: {} } },
+    );
+  });
+});
+
+describe('Cluster load_balancing_policy: ClientSideWeightedRoundRobin (A58)', () => {
+  const TYPED = `${LBP}[0].typed_extension_config.typed_config`;
+
+  it('fills in A58’s defaults', () => {
+    const list = lbPolicyList({ '@type': URLS.clientSideWrr });
+    assert.deepStrictEqual(validCluster(edsCluster({ loadBalancingPolicy: list })).lbPolicy, {
+      name: 'client_side_weighted_round_robin',
+      enableOobLoadReport: false,
+      oobReportingPeriodMs: 10000,
+      blackoutPeriodMs: 10000,
+      weightExpirationPeriodMs: 180000,
+      weightUpdatePeriodMs: 1000,
+      errorUtilizationPenalty: 1,
+    });
+  });
+
+  it('reads every field', () => {
+    const list = lbPolicyList({
+      '@type': URLS.clientSideWrr,
+      enableOobLoadReport: { value: true },
+      oobReportingPeriod: { seconds: 2 },
+      blackoutPeriod: { seconds: 0 },
+      weightExpirationPeriod: { seconds: 60 },
+      weightUpdatePeriod: { nanos: 50_000_000 },
+      errorUtilizationPenalty: { value: 0.5 },
+    });
+    assert.deepStrictEqual(
+      validCluster(edsCluster({ loadBalancingPolicy: list }), registry()).lbPolicy,
+      {
+        name: 'client_side_weighted_round_robin',
+        enableOobLoadReport: true,
+        oobReportingPeriodMs: 2000,
+        blackoutPeriodMs: 0,
+        weightExpirationPeriodMs: 60000,
+        weightUpdatePeriodMs: 50,
+        errorUtilizationPenalty: 0.5,
+      },
+    );
+  });
+
+  it('is skipped for the next entry where the registry has no weighted_round_robin', () => {
+    const list = lbPolicyList({ '@type': URLS.clientSideWrr }, RR);
+    assert.deepStrictEqual(
+      validCluster(edsCluster({ loadBalancingPolicy: list }), registry(false)).lbPolicy,
+      { name: 'round_robin' },
+    );
+  });
+
+  it('NACKs negative durations and a negative error_utilization_penalty', () => {
+    const list = lbPolicyList({
+      '@type': URLS.clientSideWrr,
+      blackoutPeriod: { seconds: -1 },
+      weightUpdatePeriod: { nanos: -5 },
+      errorUtilizationPenalty: { value: -1 },
+    });
+    assert.deepStrictEqual(clusterErrors(edsCluster({ loadBalancingPolicy: list })), [
+      `${TYPED}.blackout_period.seconds: must be in range [0, 315576000000]`,
+      `${TYPED}.weight_update_period.nanos: must be in range [0, 999999999]`,
+      `${TYPED}.error_utilization_penalty: must be non-negative`,
     ]);
   });
 });

@@ -78,7 +78,8 @@ export class CdsLoadBalancer implements experimental.LoadBalancer {
       return true;
     }
     const endpoints = experimental.statusOrFromValue([...leaf.endpoints]);
-    return this.child.updateAddressList(endpoints, leaf.config, options, resolutionNote);
+    const childOptions = leaf.attributes ? { ...options, ...leaf.attributes } : options;
+    return this.child.updateAddressList(endpoints, leaf.config, childOptions, resolutionNote);
   }
 
   /** RPCs to this cluster fail with UNAVAILABLE and `message`; its connections are dropped. */

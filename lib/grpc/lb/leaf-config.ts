@@ -12,6 +12,8 @@ import type { ClusterConfig } from '../xds-config';
 import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
 import { withLocality } from './locality-subchannel';
+import { LeastRequestConfig } from './least-request';
+import { msToDuration, outlierDetectionAvailable, withOutlierDetection } from './outlier-detection';
 import { PriorityConfig } from './priority';
 import { RingHashConfig, type RingHashEndpoint } from './ring-hash';
 import { WeightedTargetConfig } from './weighted-target';
@@ -21,7 +23,12 @@ type TypedConfig = experimental.TypedLoadBalancingConfig;
 type LeafCluster = Extract<ClusterConfig, { type: 'leaf' }>;
 
 export type LeafConfigResult =
-  | { readonly config: TypedConfig; readonly endpoints: readonly Endpoint[] }
+  | {
+      readonly config: TypedConfig;
+      readonly endpoints: readonly Endpoint[];
+      /** To add to the options the config is given with (outlier detection's child). */
+      readonly attributes?: Readonly<Record<string, unknown>>;
+    }
   | { readonly error: string };
 
 /** gRFC A27: only these take traffic. */
@@ -52,7 +59,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     return { error: `cluster "${cluster.name}" has no usable endpoints: ${why}` };
   }
   const first = priorities[0];
-  const config = new ClusterImplConfig(
+  const clusterImpl = new ClusterImplConfig(
     {
       cluster: cluster.name,
       edsServiceName: mechanism.edsServiceName,
@@ -62,7 +69,14 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     },
     new PriorityConfig(children),
   );
-  return { config, endpoints };
+  // gRFC A50, at A75's place: above cluster_impl, over the whole cluster.
+  const od = cluster.outlierDetection;
+  if (od === undefined || !outlierDetectionAvailable()) return { config: clusterImpl, endpoints };
+  try {
+    return { ...withOutlierDetection(clusterImpl, od), endpoints };
+  } catch (e) {
+    return { error: `cluster "${cluster.name}": outlier_detection: ${errorText(e)}` };
+  }
 }
 
 /** A37: one pick_first over every address the name resolved to, as one endpoint. */
@@ -115,9 +129,37 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
       };
     case 'ring_hash':
       return { config: new RingHashConfig(policy.minRingSize, policy.maxRingSize) };
+    case 'least_request':
+      return { config: new LeastRequestConfig(policy.choiceCount) };
+    case 'client_side_weighted_round_robin':
+      // gRFC A58, grpc-js's weighted_round_robin; its JSON field names.
+      return parsedConfig('weighted_round_robin', {
+        enable_oob_load_report: policy.enableOobLoadReport,
+        oob_load_reporting_period: msToDuration(policy.oobReportingPeriodMs),
+        blackout_period: msToDuration(policy.blackoutPeriodMs),
+        weight_expiration_period: msToDuration(policy.weightExpirationPeriodMs),
+        weight_update_period: msToDuration(policy.weightUpdatePeriodMs),
+        error_utilization_penalty: policy.errorUtilizationPenalty,
+      });
+    case 'custom':
+      // gRFC A52: a policy the application registered, with the TypedStruct's JSON.
+      return parsedConfig(policy.policyName, policy.config);
     default:
       return { error: `LB policy ${policy.name} is not supported yet` };
   }
+}
+
+/** grpc-js's config for `{ [name]: json }`, or why it has none. */
+function parsedConfig(name: string, json: object): { config: TypedConfig } | { error: string } {
+  try {
+    return { config: experimental.parseLoadBalancingConfig({ [name]: json }) };
+  } catch (e) {
+    return { error: `LB policy ${name}: ${errorText(e)}` };
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 function usable(endpoints: readonly LbEndpoint[]): LbEndpoint[] {

@@ -2,19 +2,24 @@
 // otherwise the legacy `lb_policy` enum with its `ring_hash_lb_config` /
 // `least_request_lb_config`. Behaviour follows gRPC C-core's and grpc-go's xDS LB policy
 // registries; docs/resources/cluster.md lists where they differ and what we chose.
+import { typeNameOfUrl } from '../../codec';
 import type {
   Any,
   Cluster,
+  Duration,
   LoadBalancingPolicy,
+  Struct,
   UInt32Value,
   UInt64Value,
+  Value,
 } from '../../generated/protos';
 import {
   Cluster_LbPolicy,
   Cluster_RingHashLbConfig_HashFunction,
   RingHash_HashFunction,
 } from '../../generated/protos';
-import { int64ToNumber } from '../common';
+import { durationMs, int64ToNumber } from '../common';
+import type { LbPolicyRegistry } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from './any';
 import type { LbPolicy } from './update';
@@ -39,6 +44,9 @@ const WRR_LOCALITY_ROUND_ROBIN: LbPolicy = Object.freeze({
   child: ROUND_ROBIN,
 });
 
+/** grpc-js's name for gRFC A58's policy, which `ClientSideWeightedRoundRobin` becomes. */
+export const WEIGHTED_ROUND_ROBIN_POLICY_NAME = 'weighted_round_robin';
+
 /**
  * gRFC A75: an aggregate cluster's own policy is never used (each child cluster brings its
  * own), so it is neither validated nor kept; its `lbPolicy` is this placeholder. Envoy's docs
@@ -52,16 +60,29 @@ const POLICY_URL = {
   leastRequest: typeUrlOf('envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest'),
   pickFirst: typeUrlOf('envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst'),
   wrrLocality: typeUrlOf('envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality'),
+  clientSideWrr: typeUrlOf(
+    'envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin',
+  ),
+  xdsTypedStruct: typeUrlOf('xds.type.v3.TypedStruct'),
+  udpaTypedStruct: typeUrlOf('udpa.type.v1.TypedStruct'),
 };
 
 /**
  * The cluster's policy, or undefined after recording errors. A52: when `load_balancing_policy`
  * is present the legacy fields are ignored entirely, even if they hold unsupported values.
+ * `registry` says which policies outside this library's own exist where the cluster is used
+ * (custom `TypedStruct` policies, `weighted_round_robin`); without one, custom ones are skipped.
  */
-export function clusterLbPolicy(cluster: Cluster, errors: ValidationErrors): LbPolicy | undefined {
+export function clusterLbPolicy(
+  cluster: Cluster,
+  errors: ValidationErrors,
+  registry?: LbPolicyRegistry,
+): LbPolicy | undefined {
   if (cluster.loadBalancingPolicy !== null) {
     const policy = cluster.loadBalancingPolicy;
-    return errors.field('load_balancing_policy', () => convertPolicyList(policy, 0, errors));
+    return errors.field('load_balancing_policy', () =>
+      convertPolicyList(policy, 0, errors, registry),
+    );
   }
   switch (cluster.lbPolicy) {
     case LEGACY_ROUND_ROBIN:
@@ -78,11 +99,13 @@ export function clusterLbPolicy(cluster: Cluster, errors: ValidationErrors): LbP
       });
     }
     case LEGACY_LEAST_REQUEST: {
+      // A48: least request within localities weighted across them, like ROUND_ROBIN.
       const config = cluster.leastRequestLbConfig;
-      if (config === null) return leastRequest(null, errors);
-      return errors.field('least_request_lb_config', () =>
-        leastRequest(config.choiceCount, errors),
-      );
+      const child =
+        config === null
+          ? leastRequest(null, errors)
+          : errors.field('least_request_lb_config', () => leastRequest(config.choiceCount, errors));
+      return child === undefined ? undefined : Object.freeze({ name: 'wrr_locality', child });
     }
     default:
       errors.addAt(
@@ -101,6 +124,7 @@ function convertPolicyList(
   list: LoadBalancingPolicy,
   depth: number,
   errors: ValidationErrors,
+  registry: LbPolicyRegistry | undefined,
 ): LbPolicy | undefined {
   if (depth >= MAX_LB_POLICY_DEPTH) {
     errors.add(`exceeds maximum nesting depth ${MAX_LB_POLICY_DEPTH}`);
@@ -120,7 +144,7 @@ function convertPolicyList(
             errors.addAt('typed_config', 'field not present');
             return undefined;
           }
-          return errors.field('typed_config', () => convertPolicy(typed, depth, errors));
+          return errors.field('typed_config', () => convertPolicy(typed, depth, errors, registry));
         }),
       );
       if (result !== SKIP) return result;
@@ -134,6 +158,7 @@ function convertPolicy(
   typed: Any,
   depth: number,
   errors: ValidationErrors,
+  registry: LbPolicyRegistry | undefined,
 ): LbPolicy | undefined | typeof SKIP {
   switch (typed.type_url) {
     case POLICY_URL.roundRobin:
@@ -187,14 +212,135 @@ function convertPolicy(
         return undefined;
       }
       const child = errors.field('endpoint_picking_policy', () =>
-        convertPolicyList(inner, depth + 1, errors),
+        convertPolicyList(inner, depth + 1, errors, registry),
       );
       return child === undefined ? undefined : Object.freeze({ name: 'wrr_locality', child });
     }
+    case POLICY_URL.clientSideWrr:
+      // Only where the consumer has the policy (A58 lists round_robin after it as a fallback).
+      if (registry !== undefined && !registry.has(WEIGHTED_ROUND_ROBIN_POLICY_NAME)) return SKIP;
+      return clientSideWeightedRoundRobin(typed, errors);
+    case POLICY_URL.xdsTypedStruct:
+    case POLICY_URL.udpaTypedStruct:
+      return customPolicy(typed, errors, registry);
     default:
-      // Includes xds.type.v3.TypedStruct / udpa.type.v1.TypedStruct: custom policies are not
-      // supported by this library, so they are skipped like any unknown type.
       return SKIP;
+  }
+}
+
+const DEFAULT_WRR = {
+  oobReportingPeriodMs: 10_000,
+  blackoutPeriodMs: 10_000,
+  weightExpirationPeriodMs: 180_000,
+  weightUpdatePeriodMs: 1_000,
+};
+
+/** gRFC A58's config: durations valid and non-negative, the penalty non-negative. */
+function clientSideWeightedRoundRobin(typed: Any, errors: ValidationErrors): LbPolicy | undefined {
+  const config = decodeAnyValue(
+    'envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin',
+    typed,
+    errors,
+  );
+  if (config === undefined) return undefined;
+  const before = errors.count;
+  const duration = (name: string, value: Duration | null, fallback: number): number =>
+    value === null ? fallback : errors.field(name, () => durationMs(value, errors));
+  const oobReportingPeriodMs = duration(
+    'oob_reporting_period',
+    config.oobReportingPeriod,
+    DEFAULT_WRR.oobReportingPeriodMs,
+  );
+  const blackoutPeriodMs = duration(
+    'blackout_period',
+    config.blackoutPeriod,
+    DEFAULT_WRR.blackoutPeriodMs,
+  );
+  const weightExpirationPeriodMs = duration(
+    'weight_expiration_period',
+    config.weightExpirationPeriod,
+    DEFAULT_WRR.weightExpirationPeriodMs,
+  );
+  const weightUpdatePeriodMs = duration(
+    'weight_update_period',
+    config.weightUpdatePeriod,
+    DEFAULT_WRR.weightUpdatePeriodMs,
+  );
+  const errorUtilizationPenalty = config.errorUtilizationPenalty?.value ?? 1;
+  // NaN fails this too.
+  if (!(errorUtilizationPenalty >= 0)) {
+    errors.addAt('error_utilization_penalty', 'must be non-negative');
+  }
+  if (errors.count !== before) return undefined;
+  return Object.freeze({
+    name: 'client_side_weighted_round_robin',
+    enableOobLoadReport: config.enableOobLoadReport?.value ?? false,
+    oobReportingPeriodMs,
+    blackoutPeriodMs,
+    weightExpirationPeriodMs,
+    weightUpdatePeriodMs,
+    errorUtilizationPenalty,
+  });
+}
+
+/**
+ * A52: a TypedStruct names a policy by its `type_url`'s last segment and carries its config as
+ * a Struct. A policy the registry lacks is skipped (so is every one without a registry); a
+ * config the registry's policy rejects fails the Cluster.
+ */
+function customPolicy(
+  typed: Any,
+  errors: ValidationErrors,
+  registry: LbPolicyRegistry | undefined,
+): LbPolicy | undefined | typeof SKIP {
+  // Without a registry nothing custom can run: skipped unread, as every unknown type.
+  if (registry === undefined) return SKIP;
+  const fullName =
+    typed.type_url === POLICY_URL.xdsTypedStruct
+      ? 'xds.type.v3.TypedStruct'
+      : 'udpa.type.v1.TypedStruct';
+  const typedStruct = decodeAnyValue(fullName, typed, errors);
+  if (typedStruct === undefined) return undefined;
+  const policyName = typeNameOfUrl(typedStruct.typeUrl);
+  if (policyName === '' || !registry.has(policyName)) return SKIP;
+  const config = typedStruct.value === null ? EMPTY_CONFIG : structToJson(typedStruct.value);
+  let problem: string | undefined;
+  try {
+    problem = registry.configError(policyName, config);
+  } catch (e) {
+    problem = e instanceof Error ? e.message : String(e);
+  }
+  if (problem !== undefined) {
+    errors.addAt('value', `invalid config for LB policy ${policyName}: ${problem}`);
+    return undefined;
+  }
+  return Object.freeze({ name: 'custom', policyName, config });
+}
+
+const EMPTY_CONFIG: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A google.protobuf.Struct as the JSON object it stands for, deeply frozen. */
+function structToJson(struct: Struct): Readonly<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(struct.fields)) out[key] = valueToJson(value);
+  return Object.freeze(out);
+}
+
+function valueToJson(value: Value): unknown {
+  switch (value.kind) {
+    case 'numberValue':
+      return value.numberValue;
+    case 'stringValue':
+      return value.stringValue;
+    case 'boolValue':
+      return value.boolValue;
+    case 'structValue':
+      return structToJson(value.structValue!);
+    case 'listValue':
+      return Object.freeze(value.listValue!.values.map(valueToJson));
+    default:
+      // null_value, or no kind set (proto3 JSON null).
+      return null;
   }
 }
 

@@ -4,9 +4,10 @@ import type { XdsServerConfig } from '../../bootstrap';
 
 /**
  * The load-balancing policy a cluster asks for, as gRPC would build it. The legacy `lb_policy`
- * enum maps ROUND_ROBIN to `wrr_locality` over `round_robin` (what gRPC C-core and grpc-go do),
- * RING_HASH to `ring_hash` and LEAST_REQUEST to `least_request`; `load_balancing_policy`
- * (gRFC A52) maps its first supported entry, recursively for `wrr_locality`.
+ * enum maps ROUND_ROBIN to `wrr_locality` over `round_robin` and LEAST_REQUEST to
+ * `wrr_locality` over `least_request` (what gRPC C-core and grpc-go do, A48), RING_HASH to
+ * `ring_hash`; `load_balancing_policy` (gRFC A52) maps its first supported entry, recursively
+ * for `wrr_locality`.
  */
 export type LbPolicy =
   | { readonly name: 'round_robin' }
@@ -27,6 +28,36 @@ export type LbPolicy =
       /** Weighted round robin across localities, `child` within each locality. */
       readonly name: 'wrr_locality';
       readonly child: LbPolicy;
+    }
+  | {
+      /**
+       * gRFC A58's weighted round robin, weights from the backends' ORCA load reports
+       * (`ClientSideWeightedRoundRobin`; grpc-js calls it `weighted_round_robin`).
+       */
+      readonly name: 'client_side_weighted_round_robin';
+      /** Default false: per-call load reports. */
+      readonly enableOobLoadReport: boolean;
+      /** Default 10000. */
+      readonly oobReportingPeriodMs: number;
+      /** Default 10000. */
+      readonly blackoutPeriodMs: number;
+      /** Default 180000. */
+      readonly weightExpirationPeriodMs: number;
+      /** Default 1000 (the policy raises anything below 100 to 100). */
+      readonly weightUpdatePeriodMs: number;
+      /** Default 1; never negative. */
+      readonly errorUtilizationPenalty: number;
+    }
+  | {
+      /**
+       * A policy the application registered with gRPC, named by a `TypedStruct` (gRFC A52).
+       * Only produced when the decode context's `lbPolicies` has `policyName`.
+       */
+      readonly name: 'custom';
+      /** The TypedStruct's `type_url` after its last `/`: `myorg.MyPolicy`. */
+      readonly policyName: string;
+      /** The TypedStruct's `value` (a Struct) as JSON, deeply frozen; `{}` when unset. */
+      readonly config: Readonly<Record<string, unknown>>;
     };
 
 /** gRFC A50, with the xDS defaults filled in. */

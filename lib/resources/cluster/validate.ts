@@ -43,7 +43,9 @@ export function validateCluster(
   if (cluster.name === '') errors.addAt('name', 'must be non-empty');
   const variant = discoveryType(cluster, errors);
   const lbPolicy =
-    variant?.type === 'AGGREGATE' ? AGGREGATE_CLUSTER_LB_POLICY : clusterLbPolicy(cluster, errors);
+    variant?.type === 'AGGREGATE'
+      ? AGGREGATE_CLUSTER_LB_POLICY
+      : clusterLbPolicy(cluster, errors, context.lbPolicies);
   const lrsServer = lrs(cluster.lrsServer, errors, context.server);
   const od = cluster.outlierDetection;
   const outlier =

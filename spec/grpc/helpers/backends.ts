@@ -10,7 +10,9 @@
 //   client.close(); await closeAll();
 //
 // Backends: `behaviour` makes one answer (default), hang (never answer: the RPC's deadline ends
-// it) or fail with a status; `stop()` then `start()` brings it back on the same port.
+// it) or fail with a status; `stop()` then `start()` brings it back on the same port. Started
+// with `{ metrics: true }`, a backend sends each RPC's ORCA load report (`loadReport`) in its
+// trailers, as weighted round robin (gRFC A58) reads them.
 
 import { createHook } from 'node:async_hooks';
 import * as net from 'node:net';
@@ -24,6 +26,19 @@ export const ECHO_PATH = '/test.Echo/Echo';
 export type Behaviour =
   'answer' | 'hang' | { readonly code: grpc.status; readonly details?: string };
 
+/** ORCA figures a backend reports with each RPC (it must be started with `metrics: true`). */
+export interface LoadReport {
+  readonly qps?: number;
+  readonly eps?: number;
+  readonly applicationUtilization?: number;
+  readonly cpuUtilization?: number;
+}
+
+export interface BackendOptions {
+  /** Send per-call ORCA load reports (`grpc.server_call_metric_recording`). */
+  readonly metrics?: boolean;
+}
+
 export interface Backend {
   readonly name: string;
   /** Chosen at the first start, kept across stop() and start(). */
@@ -32,6 +47,8 @@ export interface Backend {
   readonly address: string;
   readonly running: boolean;
   behaviour: Behaviour;
+  /** What the backend reports with each RPC, when started with `metrics: true`. */
+  loadReport: LoadReport | undefined;
   /** RPCs that reached this backend (answered, hanging or failed) since it was created. */
   readonly rpcs: number;
   /** The client addresses (`ip:port`) its RPCs came from: one per client connection. */
@@ -66,12 +83,16 @@ const live = new Set<{ stop(): Promise<void> }>();
 
 class EchoBackend implements Backend {
   behaviour: Behaviour = 'answer';
+  loadReport: LoadReport | undefined;
   rpcs = 0;
   readonly peers = new Set<string>();
   port = 0;
   private server: grpc.Server | null = null;
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    private readonly options: BackendOptions = {},
+  ) {}
 
   get address(): string {
     return `127.0.0.1:${this.port}`;
@@ -87,11 +108,14 @@ class EchoBackend implements Backend {
 
   async start(): Promise<void> {
     if (this.server) return;
-    const server = new grpc.Server();
+    const server = new grpc.Server(
+      this.options.metrics ? { 'grpc.server_call_metric_recording': 1 } : {},
+    );
     server.addService(ECHO_SERVICE, {
       Echo: (call: grpc.ServerUnaryCall<Buffer, string>, callback: grpc.sendUnaryData<string>) => {
         this.rpcs++;
         this.peers.add(call.getPeer());
+        if (this.loadReport) recordLoad(call.getMetricsRecorder(), this.loadReport);
         const behaviour = this.behaviour;
         if (behaviour === 'hang') return;
         if (behaviour === 'answer') callback(null, this.name);
@@ -138,16 +162,33 @@ async function bindWithRetry(server: grpc.Server, port: number): Promise<number>
   }
 }
 
+function recordLoad(
+  recorder: ReturnType<grpc.ServerUnaryCall<Buffer, string>['getMetricsRecorder']>,
+  report: LoadReport,
+): void {
+  if (report.qps !== undefined) recorder.recordQpsMetric(report.qps);
+  if (report.eps !== undefined) recorder.recordEpsMetric(report.eps);
+  if (report.applicationUtilization !== undefined) {
+    recorder.recordApplicationUtilizationMetric(report.applicationUtilization);
+  }
+  if (report.cpuUtilization !== undefined) {
+    recorder.recordCPUUtilizationMetric(report.cpuUtilization);
+  }
+}
+
 /** A backend named `name`, started. */
-export async function startBackend(name: string): Promise<Backend> {
-  const backend = new EchoBackend(name);
+export async function startBackend(name: string, options: BackendOptions = {}): Promise<Backend> {
+  const backend = new EchoBackend(name, options);
   await backend.start();
   return backend;
 }
 
 /** One started backend per name, in order. */
-export function startBackends(names: readonly string[]): Promise<Backend[]> {
-  return Promise.all(names.map(startBackend));
+export function startBackends(
+  names: readonly string[],
+  options: BackendOptions = {},
+): Promise<Backend[]> {
+  return Promise.all(names.map((name) => startBackend(name, options)));
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   sendRpcs,
   startBackends,
   type Backend,
+  type BackendOptions,
   type RpcOptions,
 } from './backends';
 
@@ -63,11 +64,14 @@ export interface XdsEnv {
   close(): Promise<void>;
 }
 
-/** Starts a management server and one backend per name. */
-export async function startXdsEnv(backendNames: readonly string[] = []): Promise<XdsEnv> {
+/** Starts a management server and one backend per name (with `backendOptions`). */
+export async function startXdsEnv(
+  backendNames: readonly string[] = [],
+  backendOptions: BackendOptions = {},
+): Promise<XdsEnv> {
   register();
   const server = await ManagementServer.start();
-  const started = await startBackends(backendNames);
+  const started = await startBackends(backendNames, backendOptions);
   const backends: Record<string, Backend> = {};
   for (const backend of started) backends[backend.name] = backend;
   const clients = new Set<grpc.Client>();
