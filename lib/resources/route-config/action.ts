@@ -28,6 +28,7 @@ const RETRY_ON_CODES: ReadonlySet<string> = new Set<RetryOnCode>([
   'unavailable',
 ]);
 const DEFAULT_BASE_INTERVAL_MS = 25;
+const MIN_INTERVAL_MS = 1;
 /** The only filter_state key gRPC hashes on (A42). */
 const CHANNEL_ID_KEY = 'io.grpc.channel_id';
 
@@ -80,11 +81,12 @@ export function validateRetryPolicy(
       }
     });
   }
+  // A44: intervals under 1 ms count as 1 ms (after the max >= base check, on the values sent).
   return Object.freeze({
     retryOn: Object.freeze(retryOn),
     numRetries,
-    baseIntervalMs,
-    maxIntervalMs,
+    baseIntervalMs: Math.max(baseIntervalMs, MIN_INTERVAL_MS),
+    maxIntervalMs: Math.max(maxIntervalMs, MIN_INTERVAL_MS),
   });
 }
 
