@@ -133,7 +133,7 @@ function validateWeightedClusters(
   weighted.clusters.forEach((cluster, i) => {
     errors.field('clusters', () =>
       errors.index(i, () => {
-        validateFilterOverrides(cluster.typedPerFilterConfig, errors);
+        const typedPerFilterConfig = validateFilterOverrides(cluster.typedPerFilterConfig, errors);
         if (cluster.name === '') errors.addAt('name', 'must be non-empty');
         if (!cluster.weight) {
           errors.addAt('weight', 'field not present');
@@ -142,7 +142,13 @@ function validateWeightedClusters(
         // A zero weight takes no traffic: gRPC leaves the entry out rather than NACK.
         if (cluster.weight.value === 0) return;
         total += cluster.weight.value;
-        clusters.push(Object.freeze({ name: cluster.name, weight: cluster.weight.value }));
+        clusters.push(
+          Object.freeze({
+            name: cluster.name,
+            weight: cluster.weight.value,
+            ...(typedPerFilterConfig ? { typedPerFilterConfig } : {}),
+          }),
+        );
       }),
     );
   });
