@@ -1,10 +1,11 @@
 // The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
-// and what deadline. It holds each cluster it can pick until grpc-js lets go of it, and each
-// RPC holds its cluster until it is committed or over.
+// and what deadline and retry policy (A44). It holds each cluster it can pick until grpc-js lets
+// go of it, and each RPC holds its cluster until it is committed or over.
 
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
 import { XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
+import { methodConfigFor } from './method-config';
 import { PICK_CLUSTER, PICK_FAILURE } from './names';
 import type { RouteTable } from './routing';
 
@@ -38,16 +39,18 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       );
     }
     if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
-    const { cluster } = decision;
+    const { cluster, route } = decision;
     const hold = new ClusterHold(this.refs.ref(cluster));
     let pickInformation = this.pickInfo.get(cluster);
     if (!pickInformation)
       this.pickInfo.set(cluster, (pickInformation = { [PICK_CLUSTER]: cluster }));
+    const action = route.action;
+    const retry =
+      action.type === 'cluster' || action.type === 'weighted_clusters'
+        ? action.retryPolicy
+        : undefined;
     return {
-      methodConfig:
-        decision.timeoutMs === undefined
-          ? NO_METHOD_CONFIG
-          : { name: [], timeout: durationOf(decision.timeoutMs) },
+      methodConfig: methodConfigFor(decision.timeoutMs, retry),
       // Committed, or ended before any attempt was made (then only the filter sees it).
       onCommitted: hold.release,
       pickInformation,
@@ -117,9 +120,4 @@ class ClusterHold implements Filter, experimental.FilterFactory<Filter> {
     this.release();
     return status;
   }
-}
-
-function durationOf(ms: number): { seconds: number; nanos: number } {
-  const seconds = Math.floor(ms / 1000);
-  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
 }
