@@ -1,10 +1,12 @@
 // The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
-// and what deadline and retry policy (A44). It holds each cluster it can pick until grpc-js lets
-// go of it, and each RPC holds its cluster until it is committed or over.
+// what deadline and retry policy (A44), and which faults to inject (A33). It holds each cluster
+// it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is committed
+// or over.
 
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
 import { XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
+import type { FaultInjection } from './fault-injection';
 import { methodConfigFor } from './method-config';
 import { PICK_CLUSTER, PICK_FAILURE } from './names';
 import type { RouteTable } from './routing';
@@ -23,6 +25,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly refs: ClusterRefs,
     clusters: Iterable<string>,
     private readonly nodeId: string,
+    /** The Listener's fault filters; undefined when it has none. */
+    private readonly faults?: FaultInjection,
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
@@ -49,13 +53,15 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       action.type === 'cluster' || action.type === 'weighted_clusters'
         ? action.retryPolicy
         : undefined;
+    const faults = this.faults?.factoriesFor(route, cluster);
     return {
       methodConfig: methodConfigFor(decision.timeoutMs, retry),
-      // Committed, or ended before any attempt was made (then only the filter sees it).
+      // Committed, or ended before any attempt was made (then only the filter sees it: a
+      // fault abort, a deadline during a fault delay).
       onCommitted: hold.release,
       pickInformation,
       status: status.OK,
-      dynamicFilterFactories: [hold],
+      dynamicFilterFactories: faults?.length ? [hold, ...faults] : [hold],
     };
   }
 
