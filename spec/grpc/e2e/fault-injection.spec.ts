@@ -142,6 +142,15 @@ describe('e2e: fault injection (A33)', () => {
     assert.equal(a.rpcs, 0);
   });
 
+  it('grpc_status 0 ends the RPC with OK before it is sent (a unary call has no answer then)', async () => {
+    const client = serve({ hcm: faultFilter(abortWith(grpc.status.OK)) });
+    const error = await rpcError(client);
+    // grpc-js's unary call turns an OK status without a message into this error (A33 allows it).
+    assert.equal(error.code, grpc.status.UNIMPLEMENTED, error.details);
+    assert.equal(error.details, 'No message received');
+    assert.equal(a.rpcs, 0);
+  });
+
   it('header_abort: an RPC aborts with the status its headers ask for, and only then', async () => {
     const client = serve({
       hcm: faultFilter({ abort: { header_abort: {}, percentage: ALWAYS } }),
