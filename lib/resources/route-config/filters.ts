@@ -7,7 +7,6 @@ import type { ValidationErrors } from '../../validation-errors';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from './fault';
 import type { FilterOverride, FilterOverrides } from './update';
 
-export { FAULT_FILTER_TYPE } from './fault';
 export const ROUTER_FILTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
 const RBAC_FILTER_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBAC';
 const RBAC_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute';

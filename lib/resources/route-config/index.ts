@@ -30,7 +30,7 @@ export type {
 export { findVirtualHost, isValidDomainPattern } from './virtual-host-matching';
 export { compileSafeRegex, type CompiledRegex } from '../safe-regex';
 export { validateRouteConfiguration } from './validate';
-export { FAULT_FILTER_TYPE, grpcCodeForHttpStatus, sanitizeGrpcCode } from './fault';
+export { grpcCodeForHttpStatus, sanitizeGrpcCode } from './fault';
 
 const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');
 
