@@ -80,6 +80,12 @@ export type {
 export { routeConfigResourceType, findVirtualHost } from './resources/route-config';
 export type {
   ClusterAction,
+  FaultAbort,
+  FaultDelay,
+  FaultInjectionConfig,
+  FaultPercentage,
+  FilterOverride,
+  FilterOverrides,
   ForwardingSettings,
   HashPolicy,
   HeaderMatch,

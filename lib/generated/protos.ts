@@ -703,6 +703,40 @@ export interface ClusterConfig {
   readonly clusters: readonly string[];
 }
 
+/** envoy.extensions.filters.common.fault.v3.FaultDelay */
+export interface FaultDelay {
+  readonly fixedDelay: Duration | null;
+  readonly headerDelay: FaultDelay_HeaderDelay | null;
+  readonly percentage: FractionalPercent | null;
+  /** Which member of the `faultDelaySecifier` oneof is set. */
+  readonly faultDelaySecifier?: 'fixedDelay' | 'headerDelay';
+}
+
+/** envoy.extensions.filters.common.fault.v3.FaultDelay.HeaderDelay */
+export interface FaultDelay_HeaderDelay {
+}
+
+/** envoy.extensions.filters.http.fault.v3.FaultAbort */
+export interface FaultAbort {
+  readonly httpStatus: number | null;
+  readonly grpcStatus: number | null;
+  readonly headerAbort: FaultAbort_HeaderAbort | null;
+  readonly percentage: FractionalPercent | null;
+  /** Which member of the `errorType` oneof is set. */
+  readonly errorType?: 'httpStatus' | 'grpcStatus' | 'headerAbort';
+}
+
+/** envoy.extensions.filters.http.fault.v3.FaultAbort.HeaderAbort */
+export interface FaultAbort_HeaderAbort {
+}
+
+/** envoy.extensions.filters.http.fault.v3.HTTPFault */
+export interface HTTPFault {
+  readonly delay: FaultDelay | null;
+  readonly abort: FaultAbort | null;
+  readonly maxActiveFaults: UInt32Value | null;
+}
+
 /** envoy.extensions.filters.http.router.v3.Router */
 export interface Router {
 }
@@ -1122,6 +1156,11 @@ export interface Messages {
   'envoy.type.matcher.v3.RegexMatchAndSubstitute': RegexMatchAndSubstitute;
   'envoy.type.matcher.v3.StringMatcher': StringMatcher;
   'envoy.extensions.clusters.aggregate.v3.ClusterConfig': ClusterConfig;
+  'envoy.extensions.filters.common.fault.v3.FaultDelay': FaultDelay;
+  'envoy.extensions.filters.common.fault.v3.FaultDelay.HeaderDelay': FaultDelay_HeaderDelay;
+  'envoy.extensions.filters.http.fault.v3.FaultAbort': FaultAbort;
+  'envoy.extensions.filters.http.fault.v3.FaultAbort.HeaderAbort': FaultAbort_HeaderAbort;
+  'envoy.extensions.filters.http.fault.v3.HTTPFault': HTTPFault;
   'envoy.extensions.filters.http.router.v3.Router': Router;
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HttpConnectionManager;
   'envoy.extensions.filters.network.http_connection_manager.v3.Rds': Rds;
@@ -2931,8 +2970,107 @@ export const descriptor: unknown = {
       },
       "filters": {
        "nested": {
+        "common": {
+         "nested": {
+          "fault": {
+           "nested": {
+            "v3": {
+             "nested": {
+              "FaultDelay": {
+               "oneofs": {
+                "faultDelaySecifier": {
+                 "oneof": [
+                  "fixedDelay",
+                  "headerDelay"
+                 ]
+                }
+               },
+               "fields": {
+                "fixedDelay": {
+                 "type": "google.protobuf.Duration",
+                 "id": 3
+                },
+                "headerDelay": {
+                 "type": "HeaderDelay",
+                 "id": 5
+                },
+                "percentage": {
+                 "type": "type.v3.FractionalPercent",
+                 "id": 4
+                }
+               },
+               "nested": {
+                "HeaderDelay": {
+                 "fields": {}
+                }
+               }
+              }
+             }
+            }
+           }
+          }
+         }
+        },
         "http": {
          "nested": {
+          "fault": {
+           "nested": {
+            "v3": {
+             "nested": {
+              "FaultAbort": {
+               "oneofs": {
+                "errorType": {
+                 "oneof": [
+                  "httpStatus",
+                  "grpcStatus",
+                  "headerAbort"
+                 ]
+                }
+               },
+               "fields": {
+                "httpStatus": {
+                 "type": "uint32",
+                 "id": 2
+                },
+                "grpcStatus": {
+                 "type": "uint32",
+                 "id": 5
+                },
+                "headerAbort": {
+                 "type": "HeaderAbort",
+                 "id": 4
+                },
+                "percentage": {
+                 "type": "type.v3.FractionalPercent",
+                 "id": 3
+                }
+               },
+               "nested": {
+                "HeaderAbort": {
+                 "fields": {}
+                }
+               }
+              },
+              "HTTPFault": {
+               "fields": {
+                "delay": {
+                 "type": "common.fault.v3.FaultDelay",
+                 "id": 1
+                },
+                "abort": {
+                 "type": "FaultAbort",
+                 "id": 2
+                },
+                "maxActiveFaults": {
+                 "type": "google.protobuf.UInt32Value",
+                 "id": 6
+                }
+               }
+              }
+             }
+            }
+           }
+          },
           "router": {
            "nested": {
             "v3": {

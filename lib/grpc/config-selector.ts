@@ -1,10 +1,13 @@
 // The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
-// and what deadline. It holds each cluster it can pick until grpc-js lets go of it, and each
-// RPC holds its cluster until it is committed or over.
+// what deadline and retry policy (A44), and which faults to inject (A33). It holds each cluster
+// it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is committed
+// or over.
 
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
 import { XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
+import type { FaultInjection } from './fault-injection';
+import { methodConfigFor } from './method-config';
 import { PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
 import { requestHash } from './routing/hash-policy';
@@ -23,6 +26,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly refs: ClusterRefs,
     clusters: Iterable<string>,
     private readonly nodeId: string,
+    /** The Listener's fault filters; undefined when it has none. */
+    private readonly faults?: FaultInjection,
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
@@ -39,7 +44,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       );
     }
     if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
-    const { cluster } = decision;
+    const { cluster, route } = decision;
     const hold = new ClusterHold(this.refs.ref(cluster));
     // gRFC A42: a route with hash policies gives each RPC its own hash, so its own object.
     const hash = requestHash(decision.route, metadata, channelId);
@@ -47,16 +52,20 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       hash === undefined
         ? this.sharedPickInfo(cluster)
         : { [PICK_CLUSTER]: cluster, [PICK_HASH]: hash };
+    const action = route.action;
+    const retry =
+      action.type === 'cluster' || action.type === 'weighted_clusters'
+        ? action.retryPolicy
+        : undefined;
+    const faults = this.faults?.factoriesFor(route, cluster);
     return {
-      methodConfig:
-        decision.timeoutMs === undefined
-          ? NO_METHOD_CONFIG
-          : { name: [], timeout: durationOf(decision.timeoutMs) },
-      // Committed, or ended before any attempt was made (then only the filter sees it).
+      methodConfig: methodConfigFor(decision.timeoutMs, retry),
+      // Committed, or ended before any attempt was made (then only the filter sees it: a
+      // fault abort, a deadline during a fault delay).
       onCommitted: hold.release,
       pickInformation,
       status: status.OK,
-      dynamicFilterFactories: [hold],
+      dynamicFilterFactories: faults?.length ? [hold, ...faults] : [hold],
     };
   }
 
@@ -127,9 +136,4 @@ class ClusterHold implements Filter, experimental.FilterFactory<Filter> {
     this.release();
     return status;
   }
-}
-
-function durationOf(ms: number): { seconds: number; nanos: number } {
-  const seconds = Math.floor(ms / 1000);
-  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
 }

@@ -13,6 +13,7 @@ import { logError } from '../trace';
 import { leaseClient, type ClientLease } from './client-pool';
 import { ClusterRefs } from './cluster-refs';
 import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
+import { FaultInjection } from './fault-injection';
 import { DependencyManager, routeClusters } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
@@ -134,7 +135,9 @@ export class XdsResolver implements experimental.Resolver {
     // The selector holds what its routes can pick, not what in-flight RPCs still hold: those
     // go when their RPCs are done (A31).
     const clusters = routeClusters(config.virtualHost);
-    const selector = new XdsConfigSelector(table, running.refs, clusters, config.nodeId);
+    const hcm = config.listener.httpConnectionManager;
+    const faults = FaultInjection.for(hcm, config.virtualHost);
+    const selector = new XdsConfigSelector(table, running.refs, clusters, config.nodeId, faults);
     this.emit(serviceConfig, config, selector);
   }
 

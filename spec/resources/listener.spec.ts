@@ -227,7 +227,7 @@ describe('http_filters', () => {
 
   it('keeps recognised filters in order, ending with the router', () => {
     assert.deepEqual(filtersOf([fault(), routerFilter()]), [
-      { name: 'fault', typeUrl: FAULT_URL, isOptional: false },
+      { name: 'fault', typeUrl: FAULT_URL, isOptional: false, fault: {} },
       ROUTER,
     ]);
   });
@@ -288,21 +288,32 @@ describe('http_filters', () => {
   });
 
   it('reads the type inside an xds.type.v3 or udpa.type.v1 TypedStruct', () => {
-    const wrapped = (name: string, wrapper: string) => ({
+    const rbacUrl = TYPE_PREFIX + 'envoy.extensions.filters.http.rbac.v3.RBAC';
+    const wrapped = (name: string, wrapper: string, isOptional = false) => ({
       name,
-      typedConfig: { '@type': TYPE_PREFIX + wrapper, typeUrl: FAULT_URL, value: { fields: {} } },
+      typedConfig: { '@type': TYPE_PREFIX + wrapper, typeUrl: rbacUrl, value: { fields: {} } },
+      isOptional,
     });
+    // Known through the wrapper as the server-only RBAC filter: skipped when optional …
     assert.deepEqual(
       filtersOf([
+        wrapped('a', 'xds.type.v3.TypedStruct', true),
+        wrapped('b', 'udpa.type.v1.TypedStruct', true),
+        routerFilter(),
+      ]),
+      [ROUTER],
+    );
+    // … and refused on a client otherwise.
+    assert.deepEqual(
+      filterErrors([
         wrapped('a', 'xds.type.v3.TypedStruct'),
         wrapped('b', 'udpa.type.v1.TypedStruct'),
         routerFilter(),
       ]),
-      [
-        { name: 'a', typeUrl: FAULT_URL, isOptional: false },
-        { name: 'b', typeUrl: FAULT_URL, isOptional: false },
-        ROUTER,
-      ],
+      [0, 1].map(
+        (i) =>
+          `${HCM}.http_filters[${i}].typed_config: filter envoy.extensions.filters.http.rbac.v3.RBAC is not supported on clients`,
+      ),
     );
   });
 
@@ -338,6 +349,7 @@ describe('http_filters', () => {
       name: 'f',
       typeUrl: FAULT_URL,
       isOptional: true,
+      fault: {},
     });
   });
 });

@@ -212,6 +212,17 @@ describe('retry_policy (A44)', () => {
     ]);
   });
 
+  it('treats intervals under 1 ms as 1 ms', () => {
+    const nanos = (n: number) => ({ seconds: 0, nanos: n });
+    const policy = retryOf({
+      retryBackOff: { baseInterval: nanos(200_000), maxInterval: nanos(500_000) },
+    });
+    assert.deepEqual(policy, { ...DEFAULT_RETRY, baseIntervalMs: 1, maxIntervalMs: 1 });
+    // The default max (10 × base) is taken before the floor: 0.4 ms × 10 = 4 ms.
+    const defaulted = retryOf({ retryBackOff: { baseInterval: nanos(400_000) } });
+    assert.deepEqual(defaulted, { ...DEFAULT_RETRY, baseIntervalMs: 1, maxIntervalMs: 4 });
+  });
+
   it('requires max_interval >= base_interval', () => {
     const backOff = { baseInterval: duration(100), maxInterval: duration(99) };
     assert.deepEqual(retryErrors({ retryBackOff: backOff }), [

@@ -88,7 +88,7 @@ describe('typed_per_filter_config', () => {
   it('accepts overrides for a recognised filter, plain, in FilterConfig or in a TypedStruct', () => {
     const typedStruct = {
       '@type': TYPE_PREFIX + 'xds.type.v3.TypedStruct',
-      typeUrl: TYPE_PREFIX + FAULT_TYPE,
+      typeUrl: TYPE_PREFIX + 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
     };
     const config = routeConfig({
       virtualHosts: [
@@ -110,7 +110,36 @@ describe('typed_per_filter_config', () => {
         }),
       ],
     });
-    assert.equal(onlyVirtualHost(config).routes.length, 1);
+    const vh = onlyVirtualHost(config);
+    assert.equal(vh.routes.length, 1);
+    const fault = { typeUrl: TYPE_PREFIX + FAULT_TYPE, isOptional: false, fault: {} };
+    assert.deepEqual(vh.typedPerFilterConfig, new Map([['fault', fault]]));
+    assert.deepEqual(
+      vh.routes[0]!.typedPerFilterConfig,
+      new Map<string, object>([
+        ['fault', fault],
+        [
+          'other',
+          {
+            typeUrl: TYPE_PREFIX + 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
+            isOptional: false,
+          },
+        ],
+      ]),
+    );
+    const action = vh.routes[0]!.action;
+    assert.equal(action.type, 'weighted_clusters');
+    if (action.type === 'weighted_clusters') {
+      assert.deepEqual(action.clusters[0]!.typedPerFilterConfig, new Map([['fault', fault]]));
+    }
+  });
+
+  it('leaves typedPerFilterConfig out where nothing is kept', () => {
+    const vh = onlyVirtualHost(
+      withRoute({ typedPerFilterConfig: { x: filterConfig(rawAny('x.Y'), true) } }),
+    );
+    assert.equal('typedPerFilterConfig' in vh, false);
+    assert.equal('typedPerFilterConfig' in vh.routes[0]!, false);
   });
 
   it('ignores an unknown override marked optional in FilterConfig', () => {

@@ -1,6 +1,6 @@
 // The validated, immutable form of a client-side Listener, shared by every watcher.
 // Field-by-field meaning and defaults: docs/resources/listener.md.
-import type { RouteConfigUpdate } from '../route-config/update';
+import type { FaultInjectionConfig, RouteConfigUpdate } from '../route-config/update';
 
 export interface ListenerUpdate {
   readonly name: string;
@@ -29,8 +29,10 @@ export interface HttpFilterConfig {
   readonly name: string;
   /**
    * `type.googleapis.com/` + the config type (the type a TypedStruct wraps, if it was one):
-   * the router, or a filter recognised but not applied by this library (fault injection).
+   * the router or the fault injection filter.
    */
   readonly typeUrl: string;
   readonly isOptional: boolean;
+  /** The fault injection filter's config (gRFC A33), when `typeUrl` is `HTTPFault`. */
+  readonly fault?: FaultInjectionConfig;
 }

@@ -3,6 +3,7 @@
 import { messageCodec, typeNameOfUrl } from '../../codec';
 import type { HttpConnectionManager, HttpFilter, Listener, Rds } from '../../generated/protos';
 import { durationMs, isAdsOrSelf } from '../common';
+import { FAULT_FILTER_TYPE, validateFaultConfig } from '../route-config/fault';
 import {
   HTTP_FILTER_KINDS,
   ROUTER_FILTER_TYPE,
@@ -58,10 +59,13 @@ function validateHttpFilter(
       return undefined;
     }
     if (ext.typeName === ROUTER_FILTER_TYPE) validateRouterConfig(ext, errors);
+    const fault =
+      ext.typeName === FAULT_FILTER_TYPE ? validateFaultConfig(ext.value, errors) : undefined;
     return Object.freeze({
       name: filter.name,
       typeUrl: ext.typeUrl,
       isOptional: filter.isOptional,
+      ...(fault ? { fault } : {}),
     });
   });
 }

@@ -28,6 +28,7 @@ const RETRY_ON_CODES: ReadonlySet<string> = new Set<RetryOnCode>([
   'unavailable',
 ]);
 const DEFAULT_BASE_INTERVAL_MS = 25;
+const MIN_INTERVAL_MS = 1;
 /** The only filter_state key gRPC hashes on (A42). */
 const CHANNEL_ID_KEY = 'io.grpc.channel_id';
 
@@ -80,11 +81,12 @@ export function validateRetryPolicy(
       }
     });
   }
+  // A44: intervals under 1 ms count as 1 ms (after the max >= base check, on the values sent).
   return Object.freeze({
     retryOn: Object.freeze(retryOn),
     numRetries,
-    baseIntervalMs,
-    maxIntervalMs,
+    baseIntervalMs: Math.max(baseIntervalMs, MIN_INTERVAL_MS),
+    maxIntervalMs: Math.max(maxIntervalMs, MIN_INTERVAL_MS),
   });
 }
 
@@ -131,7 +133,7 @@ function validateWeightedClusters(
   weighted.clusters.forEach((cluster, i) => {
     errors.field('clusters', () =>
       errors.index(i, () => {
-        validateFilterOverrides(cluster.typedPerFilterConfig, errors);
+        const typedPerFilterConfig = validateFilterOverrides(cluster.typedPerFilterConfig, errors);
         if (cluster.name === '') errors.addAt('name', 'must be non-empty');
         if (!cluster.weight) {
           errors.addAt('weight', 'field not present');
@@ -140,7 +142,13 @@ function validateWeightedClusters(
         // A zero weight takes no traffic: gRPC leaves the entry out rather than NACK.
         if (cluster.weight.value === 0) return;
         total += cluster.weight.value;
-        clusters.push(Object.freeze({ name: cluster.name, weight: cluster.weight.value }));
+        clusters.push(
+          Object.freeze({
+            name: cluster.name,
+            weight: cluster.weight.value,
+            ...(typedPerFilterConfig ? { typedPerFilterConfig } : {}),
+          }),
+        );
       }),
     );
   });

@@ -4,9 +4,10 @@
 import { messageCodec, TYPE_URL_PREFIX, typeNameOfUrl } from '../../codec';
 import type { Any } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { FAULT_FILTER_TYPE, validateFaultConfig } from './fault';
+import type { FilterOverride, FilterOverrides } from './update';
 
 export const ROUTER_FILTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
-const FAULT_FILTER_TYPE = 'envoy.extensions.filters.http.fault.v3.HTTPFault';
 const RBAC_FILTER_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBAC';
 const RBAC_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
 const FILTER_CONFIG_TYPE = 'envoy.config.route.v3.FilterConfig';
@@ -22,10 +23,9 @@ export interface HttpFilterKind {
 }
 
 /**
- * Known top-level filter config types. Only the router is applied by this library; fault (A33)
- * and RBAC (A41) are recognised so that configurations every gRPC client accepts (Istio sends
- * the fault filter to proxyless clients) are not NACKed. Their configs are not parsed: the
- * consumer sees them in `httpFilters` and decides.
+ * Known top-level filter config types: the router; fault injection (A33), whose config and
+ * overrides are parsed for the grpc plugin to apply; and RBAC (A41), recognised as server-side
+ * only so that an optional one is skipped rather than NACKed.
  */
 export const HTTP_FILTER_KINDS: ReadonlyMap<string, HttpFilterKind> = new Map<
   string,
@@ -104,7 +104,8 @@ export function validateRouterConfig(ext: FilterExtension, errors: ValidationErr
   }
 }
 
-function validateOverride(any: Any, errors: ValidationErrors): void {
+/** One override at the current path; undefined when it is skipped (optional) or invalid. */
+function validateOverride(any: Any, errors: ValidationErrors): FilterOverride | undefined {
   let config: Any | null = any;
   let optional = false;
   if (typeNameOfUrl(any.type_url) === FILTER_CONFIG_TYPE) {
@@ -115,39 +116,50 @@ function validateOverride(any: Any, errors: ValidationErrors): void {
       optional = wrapper.isOptional;
     } catch (e) {
       errors.add(`can't parse FilterConfig: ${errorText(e)}`);
-      return;
+      return undefined;
     }
     if (!config) {
       errors.addAt('config', 'field not present');
-      return;
+      return undefined;
     }
   }
-  const scoped = (fn: () => void) => (config === any ? fn() : errors.field('config', fn));
-  scoped(() => {
+  const scoped = <T>(fn: () => T): T => (config === any ? fn() : errors.field('config', fn));
+  return scoped((): FilterOverride | undefined => {
     const ext = extractFilterExtension(config, errors);
-    if (!ext) return;
-    if (OVERRIDE_TYPES.has(ext.typeName)) return;
+    if (!ext) return undefined;
+    if (ext.typeName === FAULT_FILTER_TYPE) {
+      const fault = validateFaultConfig(ext.value, errors);
+      if (!fault) return undefined;
+      return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional, fault });
+    }
+    if (OVERRIDE_TYPES.has(ext.typeName)) {
+      return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional });
+    }
     if (ext.typeName === ROUTER_FILTER_TYPE) {
       errors.add('router filter does not support config override');
     } else if (!optional) {
       errors.add(`unsupported filter type ${ext.typeName}`);
     }
+    return undefined;
   });
 }
 
 /**
  * Validates a `typed_per_filter_config` map (of a virtual host, route or weighted cluster) at
- * the current path. Entries are scoped as `typed_per_filter_config[<filter name>]`. Nothing is
- * returned: the only filters that accept overrides are ones this library does not apply.
+ * the current path. Entries are scoped as `typed_per_filter_config[<filter name>]`. Returns the
+ * kept overrides by filter name, or undefined when none is kept.
  */
 export function validateFilterOverrides(
   overrides: { readonly [name: string]: Any },
   errors: ValidationErrors,
-): void {
+): FilterOverrides | undefined {
+  let kept: Map<string, FilterOverride> | undefined;
   for (const [name, any] of Object.entries(overrides)) {
-    errors.field(`typed_per_filter_config[${name}]`, () => {
+    const override = errors.field(`typed_per_filter_config[${name}]`, () => {
       if (name === '') errors.add('filter name must be non-empty');
-      validateOverride(any, errors);
+      return validateOverride(any, errors);
     });
+    if (override) (kept ??= new Map()).set(name, override);
   }
+  return kept;
 }

@@ -7,6 +7,12 @@ import { validateRouteConfiguration } from './validate';
 
 export type {
   ClusterAction,
+  FaultAbort,
+  FaultDelay,
+  FaultInjectionConfig,
+  FaultPercentage,
+  FilterOverride,
+  FilterOverrides,
   ForwardingSettings,
   HashPolicy,
   HeaderMatch,
@@ -24,6 +30,7 @@ export type {
 export { findVirtualHost, isValidDomainPattern } from './virtual-host-matching';
 export { compileSafeRegex, type CompiledRegex } from '../safe-regex';
 export { validateRouteConfiguration } from './validate';
+export { grpcCodeForHttpStatus, sanitizeGrpcCode } from './fault';
 
 const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');
 

@@ -20,6 +20,8 @@ export interface VirtualHost {
   readonly skippedRoutes: number;
   /** The virtual host's own retry policy; already applied to routes that have none. */
   readonly retryPolicy?: RetryPolicy;
+  /** `typed_per_filter_config` by filter name (A39); absent when it has no kept entry. */
+  readonly typedPerFilterConfig?: FilterOverrides;
 }
 
 export interface Route {
@@ -27,6 +29,8 @@ export interface Route {
   readonly name?: string;
   readonly match: RouteMatch;
   readonly action: RouteAction;
+  /** `typed_per_filter_config` by filter name (A39); absent when it has no kept entry. */
+  readonly typedPerFilterConfig?: FilterOverrides;
 }
 
 export interface RouteMatch {
@@ -111,6 +115,8 @@ export interface WeightedClustersAction extends ForwardingSettings {
 export interface WeightedCluster {
   readonly name: string;
   readonly weight: number;
+  /** `typed_per_filter_config` by filter name (A39); absent when it has no kept entry. */
+  readonly typedPerFilterConfig?: FilterOverrides;
 }
 
 /** The gRPC status codes A44 lets `retry_on` name. */
@@ -138,3 +144,61 @@ export type HashPolicy =
     }
   /** `filter_state` with key `io.grpc.channel_id`: hash on the channel's identity. */
   | { readonly type: 'channel_id'; readonly terminal: boolean };
+
+/**
+ * A `typed_per_filter_config` map: filter instance name → its override. Entries for unknown
+ * filter types marked optional are left out. The most specific level wins (A39): weighted
+ * cluster, then route, then virtual host, then the filter's own config in the Listener.
+ */
+export type FilterOverrides = ReadonlyMap<string, FilterOverride>;
+
+export interface FilterOverride {
+  /**
+   * `type.googleapis.com/` + the override's config type (inside a `FilterConfig` or
+   * `TypedStruct` wrapper, if it came in one): `HTTPFault` or `RBACPerRoute`.
+   */
+  readonly typeUrl: string;
+  /** `FilterConfig.is_optional`; false for an override not wrapped in a FilterConfig. */
+  readonly isOptional: boolean;
+  /** The parsed config, when the override is for the fault injection filter (A33). */
+  readonly fault?: FaultInjectionConfig;
+}
+
+/**
+ * gRFC A33: an `envoy.extensions.filters.http.fault.v3.HTTPFault`, in a Listener's HTTP filter
+ * chain or as an override. Delay first, then abort; each is drawn independently.
+ */
+export interface FaultInjectionConfig {
+  readonly delay?: FaultDelay;
+  readonly abort?: FaultAbort;
+  /** `max_active_faults`: at most this many faulted RPCs at once in the process; absent: no limit. */
+  readonly maxActiveFaults?: number;
+}
+
+/** `FractionalPercent`: `numerator` out of `denominator` (a numerator above it means always). */
+export interface FaultPercentage {
+  readonly numerator: number;
+  readonly denominator: 100 | 10_000 | 1_000_000;
+}
+
+export type FaultDelay =
+  /** `fixed_delay` (0: no delay). */
+  | { readonly type: 'fixed'; readonly delayMs: number; readonly percentage: FaultPercentage }
+  /** `header_delay`: the delay in ms comes from the RPC's `x-envoy-fault-delay-request`. */
+  | { readonly type: 'header'; readonly percentage: FaultPercentage };
+
+export type FaultAbort =
+  /** `grpc_status`: a gRPC status code, 0 to 16 (0, OK, ends the RPC at once with OK). */
+  | { readonly type: 'grpc'; readonly code: number; readonly percentage: FaultPercentage }
+  /** `http_status` (200 to 599), and the gRPC code it maps to (A33's table). */
+  | {
+      readonly type: 'http';
+      readonly httpStatus: number;
+      readonly code: number;
+      readonly percentage: FaultPercentage;
+    }
+  /**
+   * `header_abort`: the status comes from the RPC's `x-envoy-fault-abort-request` (HTTP) or
+   * `x-envoy-fault-abort-grpc-request` header.
+   */
+  | { readonly type: 'header'; readonly percentage: FaultPercentage };

@@ -93,8 +93,13 @@ function validateRoute(
         action: route.action ? UNSUPPORTED_ACTIONS[route.action] : 'unset',
       });
   }
-  validateFilterOverrides(route.typedPerFilterConfig, errors);
-  return Object.freeze({ ...(route.name === '' ? {} : { name: route.name }), match, action });
+  const typedPerFilterConfig = validateFilterOverrides(route.typedPerFilterConfig, errors);
+  return Object.freeze({
+    ...(route.name === '' ? {} : { name: route.name }),
+    match,
+    action,
+    ...(typedPerFilterConfig ? { typedPerFilterConfig } : {}),
+  });
 }
 
 function validateVirtualHost(
@@ -110,7 +115,7 @@ function validateVirtualHost(
       );
     }
   });
-  validateFilterOverrides(vh.typedPerFilterConfig, errors);
+  const typedPerFilterConfig = validateFilterOverrides(vh.typedPerFilterConfig, errors);
   const retryPolicy = vh.retryPolicy
     ? errors.field('retry_policy', () => validateRetryPolicy(vh.retryPolicy!, errors))
     : undefined;
@@ -127,6 +132,7 @@ function validateVirtualHost(
     routes: Object.freeze(routes),
     skippedRoutes: vh.routes.length - routes.length,
     ...(retryPolicy === undefined ? {} : { retryPolicy }),
+    ...(typedPerFilterConfig ? { typedPerFilterConfig } : {}),
   });
 }
 

@@ -10,9 +10,10 @@
 //   client.close(); await closeAll();
 //
 // Backends: `behaviour` makes one answer (default), hang (never answer: the RPC's deadline ends
-// it) or fail with a status; `stop()` then `start()` brings it back on the same port. Started
-// with `{ metrics: true }`, a backend sends each RPC's ORCA load report (`loadReport`) in its
-// trailers, as weighted round robin (gRFC A58) reads them.
+// it), fail with a status, or fail its next `times` RPCs with a status and then answer;
+// `stop()` then `start()` brings it back on the same port. Started with `{ metrics: true }`, a
+// backend sends each RPC's ORCA load report (`loadReport`) in its trailers, as weighted round
+// robin (gRFC A58) reads them.
 
 import { createHook } from 'node:async_hooks';
 import * as net from 'node:net';
@@ -22,9 +23,14 @@ import { withPath, type PathedEndpoint } from '../../../lib/grpc/lb/hierarchy';
 /** The one method every backend serves. */
 export const ECHO_PATH = '/test.Echo/Echo';
 
-/** What a backend does with an RPC. */
+/**
+ * What a backend does with an RPC. With `times`, only the first `times` RPCs after this
+ * behaviour is set fail; the later ones are answered.
+ */
 export type Behaviour =
-  'answer' | 'hang' | { readonly code: grpc.status; readonly details?: string };
+  | 'answer'
+  | 'hang'
+  | { readonly code: grpc.status; readonly details?: string; readonly times?: number };
 
 /** ORCA figures a backend reports with each RPC (it must be started with `metrics: true`). */
 export interface LoadReport {
@@ -85,6 +91,8 @@ class EchoBackend implements Backend {
   behaviour: Behaviour = 'answer';
   loadReport: LoadReport | undefined;
   rpcs = 0;
+  /** RPCs failed under each `times` behaviour (keyed by the object the spec set). */
+  private readonly failed = new WeakMap<object, number>();
   readonly peers = new Set<string>();
   port = 0;
   private server: grpc.Server | null = null;
@@ -118,8 +126,13 @@ class EchoBackend implements Backend {
         if (this.loadReport) recordLoad(call.getMetricsRecorder(), this.loadReport);
         const behaviour = this.behaviour;
         if (behaviour === 'hang') return;
-        if (behaviour === 'answer') callback(null, this.name);
-        else callback({ code: behaviour.code, details: behaviour.details ?? `${this.name} fails` });
+        if (behaviour === 'answer') return callback(null, this.name);
+        if (behaviour.times !== undefined) {
+          const failed = this.failed.get(behaviour) ?? 0;
+          if (failed >= behaviour.times) return callback(null, this.name);
+          this.failed.set(behaviour, failed + 1);
+        }
+        callback({ code: behaviour.code, details: behaviour.details ?? `${this.name} fails` });
       },
     });
     this.port = await bindWithRetry(server, this.port);

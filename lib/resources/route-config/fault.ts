@@ -1,0 +1,169 @@
+// gRFC A33: the fault injection filter's config (`HTTPFault`), in a Listener's HTTP filter chain
+// or in a `typed_per_filter_config` override (the same message in both places), decoded and
+// validated. Pure: the grpc plugin applies it per RPC.
+import { messageCodec } from '../../codec';
+import {
+  FractionalPercent_DenominatorType,
+  type FaultAbort as FaultAbortProto,
+  type FaultDelay as FaultDelayProto,
+  type FractionalPercent,
+  type HTTPFault,
+} from '../../generated/protos';
+import type { ValidationErrors } from '../../validation-errors';
+import { durationMs } from '../common';
+import type { FaultAbort, FaultDelay, FaultInjectionConfig, FaultPercentage } from './update';
+
+export const FAULT_FILTER_TYPE = 'envoy.extensions.filters.http.fault.v3.HTTPFault';
+
+const codec = messageCodec('envoy.extensions.filters.http.fault.v3.HTTPFault');
+
+const DENOMINATORS: Record<number, FaultPercentage['denominator']> = {
+  [FractionalPercent_DenominatorType.HUNDRED]: 100,
+  [FractionalPercent_DenominatorType.TEN_THOUSAND]: 10_000,
+  [FractionalPercent_DenominatorType.MILLION]: 1_000_000,
+};
+
+/** An unset percentage is 0 % (Envoy's default, and C-core's and grpc-go's). */
+const NEVER: FaultPercentage = Object.freeze({ numerator: 0, denominator: 100 });
+
+const MAX_GRPC_CODE = 16;
+
+// gRPC codes by number (this layer does not depend on grpc-js).
+const INTERNAL = 13;
+const UNAUTHENTICATED = 16;
+const PERMISSION_DENIED = 7;
+const UNIMPLEMENTED = 12;
+const UNAVAILABLE = 14;
+const UNKNOWN = 2;
+
+/**
+ * The gRPC code for an HTTP status, as A33 says (gRPC's HTTP-to-gRPC status mapping): 400
+ * INTERNAL, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 UNIMPLEMENTED, 429, 502, 503 and
+ * 504 UNAVAILABLE; anything else, 200 included, UNKNOWN.
+ */
+export function grpcCodeForHttpStatus(httpStatus: number): number {
+  switch (httpStatus) {
+    case 400:
+      return INTERNAL;
+    case 401:
+      return UNAUTHENTICATED;
+    case 403:
+      return PERMISSION_DENIED;
+    case 404:
+      return UNIMPLEMENTED;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return UNAVAILABLE;
+    default:
+      return UNKNOWN;
+  }
+}
+
+/** A gRPC code from a number outside 0..16 is UNKNOWN (what a client makes of such a status). */
+export function sanitizeGrpcCode(code: number): number {
+  return code >= 0 && code <= MAX_GRPC_CODE ? code : UNKNOWN;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function validatePercentage(
+  percentage: FractionalPercent | null,
+  errors: ValidationErrors,
+): FaultPercentage {
+  if (!percentage) return NEVER;
+  return errors.field('percentage', () => {
+    const denominator = DENOMINATORS[percentage.denominator];
+    if (denominator === undefined) {
+      errors.addAt('denominator', `unsupported value ${percentage.denominator}`);
+      return NEVER;
+    }
+    return Object.freeze({ numerator: percentage.numerator, denominator });
+  });
+}
+
+function validateDelay(delay: FaultDelayProto, errors: ValidationErrors): FaultDelay | undefined {
+  const percentage = validatePercentage(delay.percentage, errors);
+  switch (delay.faultDelaySecifier) {
+    case 'fixedDelay': {
+      const delayMs = errors.field('fixed_delay', () => durationMs(delay.fixedDelay!, errors));
+      return Object.freeze({ type: 'fixed', delayMs, percentage });
+    }
+    case 'headerDelay':
+      return Object.freeze({ type: 'header', percentage });
+    default:
+      // Envoy requires one of the two; guessing "no delay" would hide a broken config.
+      errors.addAt('fault_delay_secifier', 'field not present');
+      return undefined;
+  }
+}
+
+function validateAbort(abort: FaultAbortProto, errors: ValidationErrors): FaultAbort | undefined {
+  const percentage = validatePercentage(abort.percentage, errors);
+  switch (abort.errorType) {
+    case 'grpcStatus': {
+      const code = abort.grpcStatus ?? 0;
+      if (code > MAX_GRPC_CODE) {
+        errors.addAt('grpc_status', `must be in range [0, ${MAX_GRPC_CODE}]`);
+        return undefined;
+      }
+      return Object.freeze({ type: 'grpc', code, percentage });
+    }
+    case 'httpStatus': {
+      const httpStatus = abort.httpStatus ?? 0;
+      // Envoy's own range for the field.
+      if (httpStatus < 200 || httpStatus > 599) {
+        errors.addAt('http_status', 'must be in range [200, 599]');
+        return undefined;
+      }
+      return Object.freeze({
+        type: 'http',
+        httpStatus,
+        code: grpcCodeForHttpStatus(httpStatus),
+        percentage,
+      });
+    }
+    case 'headerAbort':
+      return Object.freeze({ type: 'header', percentage });
+    default:
+      errors.addAt('error_type', 'field not present');
+      return undefined;
+  }
+}
+
+/**
+ * Validates an HTTPFault at the current path. `value` is the serialized message, or undefined
+ * when it came as a TypedStruct (a JSON struct), which gRPC C-core and grpc-go refuse too.
+ * Undefined, with errors, when unusable. `upstream_cluster`, `headers`, `downstream_nodes`,
+ * `response_rate_limit` and the runtime keys are not read (A33 leaves them out).
+ */
+export function validateFaultConfig(
+  value: Uint8Array | undefined,
+  errors: ValidationErrors,
+): FaultInjectionConfig | undefined {
+  if (value === undefined) {
+    errors.add(`unsupported value TypedStruct for ${FAULT_FILTER_TYPE}`);
+    return undefined;
+  }
+  let fault: HTTPFault;
+  try {
+    fault = codec.decode(value);
+  } catch (e) {
+    errors.add(`can't parse HTTPFault: ${errorText(e)}`);
+    return undefined;
+  }
+  const delay = fault.delay
+    ? errors.field('delay', () => validateDelay(fault.delay!, errors))
+    : undefined;
+  const abort = fault.abort
+    ? errors.field('abort', () => validateAbort(fault.abort!, errors))
+    : undefined;
+  return Object.freeze({
+    ...(delay ? { delay } : {}),
+    ...(abort ? { abort } : {}),
+    ...(fault.maxActiveFaults ? { maxActiveFaults: fault.maxActiveFaults.value } : {}),
+  });
+}
