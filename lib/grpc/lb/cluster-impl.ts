@@ -4,7 +4,7 @@
 // an lrs_server, it counts the cluster's load for LRS: per locality, calls issued, succeeded,
 // errored and in flight; drops by category and in total (circuit breaking in the total only).
 
-import { experimental, status, type ChannelOptions, type LoadBalancingConfig } from '@grpc/grpc-js';
+import { experimental, type ChannelOptions, type LoadBalancingConfig } from '@grpc/grpc-js';
 import { serverKey, type XdsServerConfig } from '../../bootstrap';
 import { reportLoad, type LoadReportingLease } from '../../client/load-reporting';
 import type { ClusterLoad } from '../../client/load-store';
@@ -14,6 +14,7 @@ import type { DropOverload } from '../../resources/endpoint';
 import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../names';
 import type { XdsConfig } from '../xds-config';
 import { LocalitySubchannel, localityOf } from './locality-subchannel';
+import { holdCountedCall, type CallCount } from './call-slots';
 import { dropPick } from './pick-results';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -176,7 +177,12 @@ class ClusterImplPicker implements experimental.Picker {
     private readonly counter: CallCounter,
     /** The cluster's load for LRS; undefined when it reports none. */
     private readonly load: ClusterLoad | undefined,
-  ) {}
+  ) {
+    // A call swept before it started is counted again without the limit (see call-slots.ts).
+    this.count = { acquire: () => counter.tryAcquire(Infinity), release: () => counter.release() };
+  }
+
+  private readonly count: CallCount;
 
   pick(args: experimental.PickArgs): experimental.PickResult {
     const { cluster, dropCategories, maxConcurrentRequests } = this.settings;
@@ -202,77 +208,7 @@ class ClusterImplPicker implements experimental.Picker {
         `cluster "${cluster}": max_concurrent_requests (${maxConcurrentRequests}) reached`,
       );
     }
-    const slot = reserve(this.counter);
-    const { onCallStarted, onCallEnded } = result;
     const locality = load && (wrapper ? wrapper.loadIn(load) : load.locality(undefined));
-    let started = false;
-    return {
-      ...result,
-      subchannel,
-      onCallStarted: () => {
-        slot.claim();
-        if (locality && !started) {
-          started = true;
-          locality.callStarted();
-        }
-        onCallStarted?.();
-      },
-      onCallEnded: (code, details, metadata) => {
-        slot.end();
-        if (started) {
-          started = false;
-          locality!.callFinished(code === status.OK);
-        }
-        onCallEnded?.(code, details, metadata);
-      },
-    };
+    return holdCountedCall(result, this.count, subchannel, locality);
   }
-}
-
-/**
- * A counted call that grpc-js may never start: if the pick is abandoned (the call was cancelled
- * while its credentials were pending, or the subchannel left READY), neither hook runs. Slots
- * not claimed by the end of the tick are released then, so no count leaks.
- */
-interface Slot {
-  claim(): void;
-  end(): void;
-}
-
-const unclaimed = new Set<{ counter: CallCounter; claimed: boolean; released: boolean }>();
-let sweepQueued = false;
-
-function reserve(counter: CallCounter): Slot {
-  const entry = { counter, claimed: false, released: false };
-  unclaimed.add(entry);
-  if (!sweepQueued) {
-    sweepQueued = true;
-    setImmediate(sweep).unref();
-  }
-  return {
-    claim() {
-      if (entry.claimed) return;
-      entry.claimed = true;
-      unclaimed.delete(entry);
-      // Swept before it started (slow call credentials): count it now, over the limit or not.
-      if (entry.released) {
-        entry.released = false;
-        counter.tryAcquire(Infinity);
-      }
-    },
-    end() {
-      if (!entry.claimed || entry.released) return;
-      entry.released = true;
-      counter.release();
-    },
-  };
-}
-
-function sweep(): void {
-  sweepQueued = false;
-  for (const entry of unclaimed) {
-    entry.released = true;
-    entry.counter.release();
-  }
-  unclaimed.clear();
 }

@@ -11,7 +11,7 @@
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
 import { POLICY } from '../names';
-import { countPickedCall, type InFlight } from './call-slots';
+import { countPickedCall, InFlight } from './call-slots';
 import { failingPicker } from './pick-results';
 
 type Endpoint = experimental.Endpoint;
@@ -114,7 +114,7 @@ export class LeastRequestLoadBalancer implements experimental.LoadBalancer {
             options,
             resolutionNote,
           );
-          next.set(key, { leaf, inFlight: { active: 0 } });
+          next.set(key, { leaf, inFlight: new InFlight() });
           leaf.startConnecting();
         }
       }

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { experimental, Metadata, status } from '@grpc/grpc-js';
-import { countPickedCall, type InFlight } from '../../../lib/grpc/lb/call-slots';
+import { countPickedCall, InFlight } from '../../../lib/grpc/lb/call-slots';
 
 type PickResult = experimental.PickResult;
 
@@ -22,7 +22,7 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('counting picked calls', () => {
   it('counts at the pick and uncounts when the call ends, running the pick’s own hooks', () => {
-    const counter: InFlight = { active: 0 };
+    const counter = new InFlight();
     const log: string[] = [];
     const pick = countPickedCall(completePick(log), counter);
     assert.equal(counter.active, 1);
@@ -34,7 +34,7 @@ describe('counting picked calls', () => {
   });
 
   it('gives the count back at the end of the tick when the call never starts', async () => {
-    const counter: InFlight = { active: 0 };
+    const counter = new InFlight();
     countPickedCall(completePick(), counter);
     countPickedCall(completePick(), counter);
     assert.equal(counter.active, 2);
@@ -43,7 +43,7 @@ describe('counting picked calls', () => {
   });
 
   it('counts again a call that starts after the sweep (slow call credentials)', async () => {
-    const counter: InFlight = { active: 0 };
+    const counter = new InFlight();
     const pick = countPickedCall(completePick(), counter);
     await nextTurn();
     assert.equal(counter.active, 0);
@@ -54,7 +54,7 @@ describe('counting picked calls', () => {
   });
 
   it('never uncounts twice', async () => {
-    const counter: InFlight = { active: 0 };
+    const counter = new InFlight();
     const pick = countPickedCall(completePick(), counter);
     pick.onCallStarted!();
     pick.onCallStarted!();
