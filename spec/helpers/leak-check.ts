@@ -22,10 +22,17 @@ function countKinds(kinds: readonly string[]): Map<string, number> {
   return counts;
 }
 
+/**
+ * File-system requests in flight end by themselves (tsx writing its cache on a busy machine):
+ * never a leak, so never named as one.
+ */
+const TRANSIENT = new Set(['FSReqCallback', 'FSReqPromise']);
+
 /** What is active now and was not before the file ran (the runner's own pipes), as text. */
 export function describeLeaks(baseline: ReadonlyMap<string, number>): string {
   const parts: string[] = [];
   for (const [kind, count] of countKinds(process.getActiveResourcesInfo())) {
+    if (TRANSIENT.has(kind)) continue;
     const extra = count - (baseline.get(kind) ?? 0);
     if (extra > 0) parts.push(extra === 1 ? kind : `${kind} ×${extra}`);
   }
