@@ -3,6 +3,7 @@
 // cover one reporting interval and start again at zero once reported; calls in flight are a
 // gauge. Drops are counted by category; circuit-breaking drops only in the total (gRFC A32).
 
+import { durationOfMs } from './duration';
 import type { ClusterStats, UpstreamLocalityStats } from '../generated/protos';
 
 /** A locality as EDS names it; load of endpoints without one goes to the empty locality. */
@@ -210,10 +211,4 @@ export class LoadStore {
 
 function localityKey(l: LoadLocality): string {
   return JSON.stringify([l.region, l.zone, l.subZone]);
-}
-
-/** Milliseconds as a google.protobuf.Duration. */
-export function durationOfMs(ms: number): { seconds: number; nanos: number } {
-  const seconds = Math.floor(ms / 1000);
-  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
 }

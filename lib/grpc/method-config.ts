@@ -2,6 +2,7 @@
 // retry policy of gRFC A44, in grpc-js's service-config terms.
 
 import { status, type MethodConfig, type RetryPolicy as GrpcRetryPolicy } from '@grpc/grpc-js';
+import { durationOfMs } from '../client/duration';
 import type { RetryOnCode, RetryPolicy } from '../resources/route-config';
 
 const NO_METHOD_CONFIG: MethodConfig = Object.freeze({ name: [] });
@@ -67,16 +68,11 @@ export function methodConfigFor(
     }
     return config;
   }
-  const timeout = durationOf(timeoutMs);
+  const timeout = durationOfMs(timeoutMs);
   return retryPolicy === undefined ? { name: [], timeout } : { name: [], timeout, retryPolicy };
 }
 
 /** A proto3-JSON duration string, as grpc-js reads backoffs ("0.025s"). */
 function seconds(ms: number): string {
   return `${Math.min(ms, MAX_TIMER_MS) / 1000}s`;
-}
-
-function durationOf(ms: number): { seconds: number; nanos: number } {
-  const seconds = Math.floor(ms / 1000);
-  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
 }

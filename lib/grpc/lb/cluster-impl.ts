@@ -4,7 +4,12 @@
 // an lrs_server, it counts the cluster's load for LRS: per locality, calls issued, succeeded,
 // errored and in flight; drops by category and in total (circuit breaking in the total only).
 
-import { experimental, type ChannelOptions, type LoadBalancingConfig } from '@grpc/grpc-js';
+import {
+  connectivityState,
+  experimental,
+  type ChannelOptions,
+  type LoadBalancingConfig,
+} from '@grpc/grpc-js';
 import { serverKey, type XdsServerConfig } from '../../bootstrap';
 import { reportLoad, type LoadReportingLease } from '../../client/load-reporting';
 import type { ClusterLoad } from '../../client/load-store';
@@ -93,17 +98,18 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   private counter: CallCounter | undefined;
   /** The load reporting lease, and what it is for (server, node, cluster, EDS service name). */
   private lrs: { readonly key: string; readonly lease: LoadReportingLease } | undefined;
+  /** The child's last report, wrapped again when our own settings change. */
+  private childState:
+    { state: connectivityState; picker: experimental.Picker; message: string | null } | undefined;
+  /** Set while an update is applied: the child's reports wait for its end. */
+  private updating = false;
 
-  constructor(helper: experimental.ChannelControlHelper) {
+  constructor(private readonly helper: experimental.ChannelControlHelper) {
     this.child = new experimental.ChildLoadBalancerHandler(
       experimental.createChildChannelControlHelper(helper, {
         updateState: (state, picker, message) => {
-          const settings = this.settings;
-          const wrapped =
-            settings && this.counter
-              ? new ClusterImplPicker(picker, settings, this.counter, this.lrs?.lease.load)
-              : picker;
-          helper.updateState(state, wrapped, message);
+          this.childState = { state, picker, message };
+          if (!this.updating) this.report();
         },
         // Every subchannel remembers its endpoint's locality, for load reports.
         createSubchannel: (address, args) =>
@@ -122,7 +128,26 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
     this.settings = config.settings;
     this.counter = callCounter(config.settings.cluster, config.settings.edsServiceName);
     this.updateLoadReporting(config.settings, options[XDS_CONFIG_ATTRIBUTE] as XdsConfig);
-    return this.child.updateAddressList(endpoints, config.child, options, resolutionNote);
+    this.updating = true;
+    try {
+      return this.child.updateAddressList(endpoints, config.child, options, resolutionNote);
+    } finally {
+      this.updating = false;
+      // New limits, drops or load reporting apply at once, even if the child has nothing new.
+      this.report();
+    }
+  }
+
+  /** The child's last state, with a picker that applies the current settings. */
+  private report(): void {
+    const last = this.childState;
+    if (!last) return;
+    const { settings, counter } = this;
+    const picker =
+      settings && counter
+        ? new ClusterImplPicker(last.picker, settings, counter, this.lrs?.lease.load)
+        : last.picker;
+    this.helper.updateState(last.state, picker, last.message);
   }
 
   exitIdle(): void {

@@ -12,6 +12,7 @@
 // to anything but "true"; without it, clusters' outlier_detection is ignored (A50's switch).
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
+import { durationOfMs } from '../../client/duration';
 import type { OutlierDetection } from '../../resources/cluster';
 import { OUTLIER_DETECTION_CHILD_ATTRIBUTE, POLICY } from '../names';
 import { failingPicker } from './pick-results';
@@ -28,8 +29,7 @@ export function outlierDetectionAvailable(): boolean {
 
 /** Milliseconds as the Duration objects grpc-js's policy configs take. */
 export function msToDuration(ms: number): experimental.Duration {
-  const seconds = Math.floor(ms / 1000);
-  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
+  return durationOfMs(ms);
 }
 
 /** A50's mapping of the validated Cluster field to the policy's config (child left out). */
