@@ -150,6 +150,29 @@ describe('XdsServer (gRFC A36)', () => {
     assert.equal(await call(client), 'UNAVAILABLE');
   });
 
+  it('reports NOT_SERVING for a NACKed Listener with nothing cached', async () => {
+    management.setResource('listener', {
+      ...serverListener(name, '127.0.0.1', port),
+      address: { socket_address: { address: 'localhost', port_value: port } },
+    });
+    await waitUntil('NOT_SERVING reported', () => statuses.length > 0);
+    assert.equal(statuses[0]!.serving, false);
+    assert.match(String(statuses[0]!.error?.message), /not an IP address/);
+    assert.equal(await call(client), 'UNAVAILABLE');
+  });
+
+  it('closes connections no filter chain matches', async () => {
+    management.setResource(
+      'listener',
+      serverListener(name, '127.0.0.1', port, {
+        filterChain: { filter_chain_match: { source_type: 'EXTERNAL' } },
+      }),
+    );
+    await waitUntil('SERVING reported', serving(true));
+    // The client is on loopback: no chain for it, and no default chain.
+    assert.equal(await call(client), 'UNAVAILABLE');
+  });
+
   it('serves RPCs routed to a non_forwarding action; other routes and no route fail with UNAVAILABLE', async () => {
     management.setResource(
       'listener',
