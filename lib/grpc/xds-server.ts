@@ -22,6 +22,7 @@ import type { RouteConfigUpdate } from '../resources/route-config';
 import { findVirtualHost } from '../resources/route-config';
 import { leaseClient, type ClientLease } from './client-pool';
 import { percentEncodePath } from './listener-name';
+import { logError } from '../trace';
 import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
 import { RouteTable } from './routing';
 import { selectFilterChain } from './server-chains';
@@ -354,6 +355,8 @@ export class XdsServer extends Server {
     });
     tcp.listen({ host: parsed.host, port: parsed.port }, () => {
       tcp.removeAllListeners('error');
+      // An error on a listening port (rare: e.g. accept failing) must not crash the process.
+      tcp.on('error', (e) => logError(`XdsServer ${port}: ${e.message}`));
       const actual = (tcp.address() as net.AddressInfo).port;
       const hostPort =
         net.isIP(parsed.host) === 6 ? `[${parsed.host}]:${actual}` : `${parsed.host}:${actual}`;
