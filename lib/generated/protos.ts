@@ -334,6 +334,12 @@ export interface Address {
   readonly address?: 'socketAddress' | 'pipe';
 }
 
+/** envoy.config.core.v3.CidrRange */
+export interface CidrRange {
+  readonly addressPrefix: string;
+  readonly prefixLen: UInt32Value | null;
+}
+
 /** envoy.config.core.v3.HealthStatus */
 export enum HealthStatus {
   UNKNOWN = 0,
@@ -450,8 +456,31 @@ export interface Filter {
   readonly configType?: 'typedConfig' | 'configDiscovery';
 }
 
+/** envoy.config.listener.v3.FilterChainMatch */
+export interface FilterChainMatch {
+  readonly prefixRanges: readonly CidrRange[];
+  readonly addressSuffix: string;
+  readonly suffixLen: UInt32Value | null;
+  readonly sourcePrefixRanges: readonly CidrRange[];
+  readonly sourcePorts: readonly number[];
+  readonly destinationPort: UInt32Value | null;
+  readonly transportProtocol: string;
+  readonly applicationProtocols: readonly string[];
+  readonly serverNames: readonly string[];
+  readonly sourceType: FilterChainMatch_ConnectionSourceType;
+  readonly directSourcePrefixRanges: readonly CidrRange[];
+}
+
+/** envoy.config.listener.v3.FilterChainMatch.ConnectionSourceType */
+export enum FilterChainMatch_ConnectionSourceType {
+  ANY = 0,
+  SAME_IP_OR_LOOPBACK = 1,
+  EXTERNAL = 2,
+}
+
 /** envoy.config.listener.v3.FilterChain */
 export interface FilterChain {
+  readonly filterChainMatch: FilterChainMatch | null;
   readonly filters: readonly Filter[];
   readonly transportSocket: TransportSocket | null;
   readonly name: string;
@@ -1109,6 +1138,7 @@ export interface Messages {
   'envoy.config.core.v3.Pipe': Pipe;
   'envoy.config.core.v3.SocketAddress': SocketAddress;
   'envoy.config.core.v3.Address': Address;
+  'envoy.config.core.v3.CidrRange': CidrRange;
   'envoy.config.core.v3.HttpProtocolOptions': HttpProtocolOptions;
   'envoy.config.endpoint.v3.ClusterLoadAssignment': ClusterLoadAssignment;
   'envoy.config.endpoint.v3.ClusterLoadAssignment.Policy': ClusterLoadAssignment_Policy;
@@ -1123,6 +1153,7 @@ export interface Messages {
   'envoy.config.listener.v3.ApiListener': ApiListener;
   'envoy.config.listener.v3.Listener': Listener;
   'envoy.config.listener.v3.Filter': Filter;
+  'envoy.config.listener.v3.FilterChainMatch': FilterChainMatch;
   'envoy.config.listener.v3.FilterChain': FilterChain;
   'envoy.config.route.v3.RouteConfiguration': RouteConfiguration;
   'envoy.config.route.v3.VirtualHost': VirtualHost;
@@ -1990,6 +2021,18 @@ export const descriptor: unknown = {
             }
            }
           },
+          "CidrRange": {
+           "fields": {
+            "addressPrefix": {
+             "type": "string",
+             "id": 1
+            },
+            "prefixLen": {
+             "type": "google.protobuf.UInt32Value",
+             "id": 2
+            }
+           }
+          },
           "HealthStatus": {
            "values": {
             "UNKNOWN": 0,
@@ -2287,8 +2330,75 @@ export const descriptor: unknown = {
             }
            }
           },
+          "FilterChainMatch": {
+           "fields": {
+            "prefixRanges": {
+             "rule": "repeated",
+             "type": "core.v3.CidrRange",
+             "id": 3
+            },
+            "addressSuffix": {
+             "type": "string",
+             "id": 4
+            },
+            "suffixLen": {
+             "type": "google.protobuf.UInt32Value",
+             "id": 5
+            },
+            "sourcePrefixRanges": {
+             "rule": "repeated",
+             "type": "core.v3.CidrRange",
+             "id": 6
+            },
+            "sourcePorts": {
+             "rule": "repeated",
+             "type": "uint32",
+             "id": 7
+            },
+            "destinationPort": {
+             "type": "google.protobuf.UInt32Value",
+             "id": 8
+            },
+            "transportProtocol": {
+             "type": "string",
+             "id": 9
+            },
+            "applicationProtocols": {
+             "rule": "repeated",
+             "type": "string",
+             "id": 10
+            },
+            "serverNames": {
+             "rule": "repeated",
+             "type": "string",
+             "id": 11
+            },
+            "sourceType": {
+             "type": "ConnectionSourceType",
+             "id": 12
+            },
+            "directSourcePrefixRanges": {
+             "rule": "repeated",
+             "type": "core.v3.CidrRange",
+             "id": 13
+            }
+           },
+           "nested": {
+            "ConnectionSourceType": {
+             "values": {
+              "ANY": 0,
+              "SAME_IP_OR_LOOPBACK": 1,
+              "EXTERNAL": 2
+             }
+            }
+           }
+          },
           "FilterChain": {
            "fields": {
+            "filterChainMatch": {
+             "type": "FilterChainMatch",
+             "id": 1
+            },
             "filters": {
              "rule": "repeated",
              "type": "Filter",

@@ -82,7 +82,17 @@ export class DependencyManager {
     private readonly options: DependencyManagerOptions = {},
   ) {
     this.listenerWatch = client.watchListener(listenerName, {
-      onResourceChanged: (listener) => this.onListener(listener),
+      onResourceChanged: (listener) => {
+        // A server-side Listener (gRFC A36) validates, but a channel cannot use it.
+        if (listener.server) {
+          this.onResourceError(
+            new XdsError(status.UNAVAILABLE, `Listener ${listenerName} has no api_listener`),
+            'listener',
+          );
+        } else {
+          this.onListener(listener);
+        }
+      },
       onResourceError: (error) => this.onResourceError(error, 'listener'),
       onAmbientError: (error) => this.onAmbient(error),
     });

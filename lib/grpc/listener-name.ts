@@ -29,7 +29,7 @@ export function listenerNameFor(bootstrap: Bootstrap, authority: string, path: s
 }
 
 /** RFC 3986 path characters stay as they are (C-core's and grpc-go's choice); the rest are %XX. */
-function percentEncodePath(text: string): string {
+export function percentEncodePath(text: string): string {
   return encodeURIComponent(text).replace(/%(2F|3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/g, (e) =>
     decodeURIComponent(e),
   );

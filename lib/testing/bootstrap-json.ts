@@ -20,6 +20,7 @@ export type BootstrapJson = {
   node: { id: string; cluster?: string };
   authorities?: Record<string, BootstrapAuthorityJson>;
   client_default_listener_resource_name_template?: string;
+  server_listener_resource_name_template?: string;
 };
 
 export interface AuthorityOptions {
@@ -41,6 +42,8 @@ export interface BootstrapOptions {
   /** Names (each with the defaults) or names with options. */
   authorities?: readonly string[] | Readonly<Record<string, AuthorityOptions>>;
   clientDefaultListenerResourceNameTemplate?: string;
+  /** For XdsServer (gRFC A36), e.g. 'grpc/server?xds.resource.listening_address=%s'. */
+  serverListenerResourceNameTemplate?: string;
 }
 
 const DEFAULT_NODE_ID = 'test-node';
@@ -61,6 +64,9 @@ export function buildBootstrap(serverUri: string, options: BootstrapOptions = {}
   if (options.clientDefaultListenerResourceNameTemplate !== undefined) {
     bootstrap.client_default_listener_resource_name_template =
       options.clientDefaultListenerResourceNameTemplate;
+  }
+  if (options.serverListenerResourceNameTemplate !== undefined) {
+    bootstrap.server_listener_resource_name_template = options.serverListenerResourceNameTemplate;
   }
   return bootstrap;
 }

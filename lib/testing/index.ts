@@ -48,8 +48,10 @@ export {
   listener,
   logicalDnsCluster,
   routeConfig,
+  serverListener,
   type EdsClusterOptions,
   type EndpointsLocalityInput,
   type JsonObject,
   type RouteConfigOptions,
+  type ServerListenerOptions,
 } from './resources';

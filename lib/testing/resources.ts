@@ -32,6 +32,60 @@ export function listener(name: string, routeConfigName: string): JsonObject {
   };
 }
 
+export interface ServerListenerOptions {
+  /** RDS: the RouteConfiguration to fetch (over ADS). Default: inline routes. */
+  routeConfigName?: string;
+  /**
+   * Inline routes (proto3 JSON Route objects) of one virtual host for every domain; default one
+   * route serving every RPC (`non_forwarding_action`). Ignored with `routeConfigName`.
+   */
+  routes?: readonly JsonObject[];
+  /** Fields merged into the one filter chain (e.g. `filter_chain_match`). */
+  filterChain?: JsonObject;
+}
+
+/**
+ * A server-side Listener (gRFC A36) for `ip:port`: the address and one filter chain whose
+ * HttpConnectionManager ends with the router. `name` is the bootstrap's
+ * `server_listener_resource_name_template` with `%s` replaced by `ip:port`.
+ */
+export function serverListener(
+  name: string,
+  ip: string,
+  port: number,
+  options: ServerListenerOptions = {},
+): JsonObject {
+  const routes = options.routes ?? [{ match: { prefix: '' }, non_forwarding_action: {} }];
+  const routeSpecifier =
+    options.routeConfigName === undefined
+      ? {
+          route_config: {
+            name: `${name}-routes`,
+            virtual_hosts: [{ name: 'server', domains: ['*'], routes: [...routes] }],
+          },
+        }
+      : { rds: { route_config_name: options.routeConfigName, config_source: adsConfigSource() } };
+  return {
+    name,
+    address: { socket_address: { address: ip, port_value: port } },
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'hcm',
+            typed_config: {
+              '@type': HCM_TYPE_URL,
+              ...routeSpecifier,
+              http_filters: [{ name: 'router', typed_config: { '@type': ROUTER_TYPE_URL } }],
+            },
+          },
+        ],
+        ...options.filterChain,
+      },
+    ],
+  };
+}
+
 export interface RouteConfigOptions {
   /** Default ['*']. */
   domains?: readonly string[];

@@ -275,6 +275,7 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
   ResourceTypeAlias: 'type',
   ResourceTypeName: 'type',
   RouteConfigOptions: 'type',
+  ServerListenerOptions: 'type',
   StreamFault: 'type',
   ToMessageOptions: 'type',
   WaitForLoadReportOptions: 'type',
@@ -287,6 +288,7 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
   logicalDnsCluster: 'function',
   resolveTypeUrl: 'function',
   routeConfig: 'function',
+  serverListener: 'function',
   toMessageBytes: 'function',
 };
 
@@ -295,6 +297,9 @@ const GRPC_SURFACE: Record<string, ExportKind> = {
   BOOTSTRAP_OPTION: 'const',
   RESOURCE_TIMEOUT_OPTION: 'const',
   RING_SIZE_CAP_OPTION: 'const',
+  ServingStatus: 'type',
+  XdsServer: 'class',
+  XdsServerOptions: 'type',
   register: 'function',
 };
 

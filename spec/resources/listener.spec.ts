@@ -102,10 +102,9 @@ describe('Listener resource type', () => {
 });
 
 describe('api_listener', () => {
-  it('rejects a server-side Listener (no api_listener): out of scope', () => {
+  it('rejects a Listener with neither api_listener nor address (server side: server-listener.spec)', () => {
     const server = {
       name: 'listener-a',
-      address: { socketAddress: { address: '0.0.0.0', portValue: 8080 } },
       filterChains: [{ filters: [{ name: 'hcm', typedConfig: { '@type': HCM_TYPE_URL } }] }],
     };
     assert.deepEqual(decodeListener(server), {

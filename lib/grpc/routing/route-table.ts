@@ -76,22 +76,35 @@ export class RouteTable {
    */
   decide(path: string, metadata: Metadata, random: () => number = Math.random): RouteDecision {
     try {
-      for (const compiled of this.routes) {
-        if ('broken' in compiled) {
-          return fail(`${compiled.label} can't be evaluated: ${compiled.broken}`);
-        }
-        if (!matches(compiled, path, metadata, random)) continue;
-        return this.act(compiled.route, compiled.label, random);
-      }
-      return fail(
-        `no route of virtual host ${JSON.stringify(this.virtualHostName)} matches RPC ${JSON.stringify(path)}`,
-      );
+      const found = this.match(path, metadata, random);
+      return 'message' in found ? fail(found.message) : this.act(found.route, found.label, random);
     } catch (e) {
       // grpc-js does not catch exceptions from a ConfigSelector; a bug here must fail one RPC,
       // not the channel.
       const why = e instanceof Error ? e.message : String(e);
       return fail(`routing in virtual host ${JSON.stringify(this.virtualHostName)} failed: ${why}`);
     }
+  }
+
+  /**
+   * The first route matching the RPC, or why none can be chosen (the server side, gRFC A36,
+   * acts on the route itself). May throw on a bug; `decide` guards it.
+   */
+  match(
+    path: string,
+    metadata: Metadata,
+    random: () => number = Math.random,
+  ): { readonly route: Route; readonly label: string } | { readonly message: string } {
+    for (const compiled of this.routes) {
+      if ('broken' in compiled) {
+        return { message: `${compiled.label} can't be evaluated: ${compiled.broken}` };
+      }
+      if (!matches(compiled, path, metadata, random)) continue;
+      return compiled;
+    }
+    return {
+      message: `no route of virtual host ${JSON.stringify(this.virtualHostName)} matches RPC ${JSON.stringify(path)}`,
+    };
   }
 
   private act(route: Route, label: string, random: () => number): RouteDecision {

@@ -6,6 +6,8 @@ export interface ListenerUpdate {
   readonly name: string;
   /** The HttpConnectionManager in `api_listener.api_listener`. */
   readonly httpConnectionManager: HttpConnectionManagerConfig;
+  /** Set for a server-side Listener (no api_listener): gRFC A36. */
+  readonly server?: ServerListenerConfig;
 }
 
 /**
@@ -35,4 +37,37 @@ export interface HttpFilterConfig {
   readonly isOptional: boolean;
   /** The fault injection filter's config (gRFC A33), when `typeUrl` is `HTTPFault`. */
   readonly fault?: FaultInjectionConfig;
+}
+
+/**
+ * A server-side Listener (gRFC A36): the address it is for and its filter chains. Set on a
+ * ListenerUpdate exactly when the Listener had no api_listener; its `httpConnectionManager` is
+ * then empty and unused.
+ */
+export interface ServerListenerConfig {
+  /** `address.socket_address.address`: an IP address. */
+  readonly address: string;
+  readonly port: number;
+  /** The chains that can match, in order; chains with match fields gRPC ignores are dropped. */
+  readonly filterChains: readonly ServerFilterChain[];
+  readonly defaultFilterChain: ServerFilterChain | undefined;
+}
+
+export interface ServerFilterChain {
+  readonly name: string;
+  readonly match: FilterChainMatchConfig;
+  readonly httpConnectionManager: HttpConnectionManagerConfig;
+}
+
+/** A CIDR range with a normalized prefix length (the address's family's full length if unset). */
+export interface CidrRangeConfig {
+  readonly addressPrefix: string;
+  readonly prefixLen: number;
+}
+
+export interface FilterChainMatchConfig {
+  readonly destinationPrefixes: readonly CidrRangeConfig[];
+  readonly sourceType: 'any' | 'same_ip_or_loopback' | 'external';
+  readonly sourcePrefixes: readonly CidrRangeConfig[];
+  readonly sourcePorts: readonly number[];
 }

@@ -1,7 +1,18 @@
-// Listener proto → ListenerUpdate, or every problem found. Client side only: the Listener must
-// be an api_listener holding an HttpConnectionManager (gRFC A27, A39, A41, A31).
+// Listener proto → ListenerUpdate, or every problem found. A client-side Listener is an
+// api_listener holding an HttpConnectionManager (gRFC A27, A39, A41, A31); a server-side one has
+// an address and filter chains, each holding an HttpConnectionManager (gRFC A36).
+import { isIP } from 'node:net';
 import { messageCodec, typeNameOfUrl } from '../../codec';
-import type { HttpConnectionManager, HttpFilter, Listener, Rds } from '../../generated/protos';
+import {
+  FilterChainMatch_ConnectionSourceType,
+  type CidrRange,
+  type FilterChain,
+  type FilterChainMatch,
+  type HttpConnectionManager,
+  type HttpFilter,
+  type Listener,
+  type Rds,
+} from '../../generated/protos';
 import { durationMs, isAdsOrSelf } from '../common';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from '../route-config/fault';
 import {
@@ -12,7 +23,15 @@ import {
 } from '../route-config/filters';
 import { validateRouteConfiguration } from '../route-config/validate';
 import type { ValidationErrors } from '../../validation-errors';
-import type { HttpConnectionManagerConfig, HttpFilterConfig, ListenerUpdate } from './update';
+import type {
+  CidrRangeConfig,
+  FilterChainMatchConfig,
+  HttpConnectionManagerConfig,
+  HttpFilterConfig,
+  ListenerUpdate,
+  ServerFilterChain,
+  ServerListenerConfig,
+} from './update';
 
 const HCM_TYPE =
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
@@ -37,6 +56,7 @@ interface ChainEntry {
 function validateHttpFilter(
   filter: HttpFilter,
   errors: ValidationErrors,
+  server: boolean,
 ): HttpFilterConfig | undefined {
   const typedConfig = filter.typedConfig;
   return errors.field('typed_config', () => {
@@ -48,11 +68,13 @@ function validateHttpFilter(
     const ext = extractFilterExtension(typedConfig, errors);
     if (!ext) return undefined;
     const kind = HTTP_FILTER_KINDS.get(ext.typeName);
-    if (!kind || !kind.client) {
+    // Servers run only the router for now (the fault filter is client-only; RBAC is later).
+    const usable = kind && (server ? ext.typeName === ROUTER_FILTER_TYPE : kind.client);
+    if (!kind || !usable) {
       if (!filter.isOptional) {
         errors.add(
           kind
-            ? `filter ${ext.typeName} is not supported on clients`
+            ? `filter ${ext.typeName} is not supported on ${server ? 'servers' : 'clients'}`
             : `unsupported filter type ${ext.typeName}`,
         );
       }
@@ -77,6 +99,7 @@ function validateHttpFilter(
 function validateHttpFilters(
   filters: readonly HttpFilter[],
   errors: ValidationErrors,
+  server: boolean,
 ): HttpFilterConfig[] {
   const before = errors.count;
   const chain: ChainEntry[] = [];
@@ -92,7 +115,7 @@ function validateHttpFilters(
         return;
       }
       names.add(filter.name);
-      const config = validateHttpFilter(filter, errors);
+      const config = validateHttpFilter(filter, errors, server);
       if (!config) return;
       const terminal = HTTP_FILTER_KINDS.get(typeNameOfUrl(config.typeUrl))?.terminal ?? false;
       chain.push({ index, terminal, config });
@@ -139,6 +162,7 @@ function validateRds(rds: Rds, errors: ValidationErrors): string {
 function validateHcm(
   hcm: HttpConnectionManager,
   errors: ValidationErrors,
+  server = false,
 ): HttpConnectionManagerConfig {
   // A41: gRPC never trusts X-Forwarded-For; a Listener that asks it to is NACKed.
   if (hcm.xffNumTrustedHops !== 0) errors.addAt('xff_num_trusted_hops', 'must be 0');
@@ -169,7 +193,7 @@ function validateHcm(
       )
     : undefined;
   const httpFilters = errors.field('http_filters', () =>
-    validateHttpFilters(hcm.httpFilters, errors),
+    validateHttpFilters(hcm.httpFilters, errors, server),
   );
   return Object.freeze({
     routeConfigName,
@@ -190,13 +214,16 @@ function errorText(e: unknown): string {
 }
 
 /**
- * Validates a Listener. Only client-side (api_listener) Listeners are supported: a server-side
- * one (address and filter_chains, gRFC A36) is reported as a missing api_listener. The result
- * is only meaningful when no error was added.
+ * Validates a Listener: client-side with an api_listener, else server-side (gRFC A36) when it
+ * has an address. The result is only meaningful when no error was added.
  */
 export function validateListener(listener: Listener, errors: ValidationErrors): ListenerUpdate {
   const apiListener = listener.apiListener;
   if (!apiListener) {
+    if (listener.address) {
+      const server = validateServerListener(listener, errors);
+      return Object.freeze({ name: listener.name, httpConnectionManager: EMPTY_HCM, server });
+    }
     errors.addAt('api_listener', 'field not present');
     return Object.freeze({ name: listener.name, httpConnectionManager: EMPTY_HCM });
   }
@@ -223,4 +250,179 @@ export function validateListener(listener: Listener, errors: ValidationErrors): 
     }),
   );
   return Object.freeze({ name: listener.name, httpConnectionManager });
+}
+
+// ---- Server side (gRFC A36) ----
+
+const SOURCE_TYPES: Record<number, FilterChainMatchConfig['sourceType']> = {
+  [FilterChainMatch_ConnectionSourceType.ANY]: 'any',
+  [FilterChainMatch_ConnectionSourceType.SAME_IP_OR_LOOPBACK]: 'same_ip_or_loopback',
+  [FilterChainMatch_ConnectionSourceType.EXTERNAL]: 'external',
+};
+
+function validateServerListener(
+  listener: Listener,
+  errors: ValidationErrors,
+): ServerListenerConfig {
+  const socket = listener.address!.socketAddress;
+  let address = '';
+  let port = 0;
+  errors.field('address', () => {
+    if (!socket) {
+      errors.addAt('socket_address', 'field not present');
+      return;
+    }
+    errors.field('socket_address', () => {
+      address = socket.address;
+      if (isIP(address) === 0) errors.addAt('address', `not an IP address: "${address}"`);
+      if (socket.portSpecifier !== 'portValue') errors.addAt('port_value', 'field not present');
+      else port = socket.portValue!;
+    });
+  });
+  const seen = new Map<string, number>();
+  const filterChains: ServerFilterChain[] = [];
+  errors.field('filter_chains', () => {
+    listener.filterChains.forEach((chain, index) => {
+      errors.index(index, () => {
+        const before = errors.count;
+        const validated = validateFilterChain(chain, errors);
+        // An invalid chain's match is incomplete: comparing it would report false overlaps.
+        if (!validated || errors.count > before) return;
+        // A36: two chains matching exactly the same connections is an error.
+        for (const key of matchKeys(validated.match)) {
+          const other = seen.get(key);
+          if (other !== undefined) {
+            errors.addAt('filter_chain_match', `overlaps filter_chains[${other}]`);
+            return;
+          }
+        }
+        for (const key of matchKeys(validated.match)) seen.set(key, index);
+        filterChains.push(validated);
+      });
+    });
+  });
+  const defaultFilterChain = listener.defaultFilterChain
+    ? errors.field('default_filter_chain', () =>
+        validateFilterChain(listener.defaultFilterChain!, errors, true),
+      )
+    : undefined;
+  return Object.freeze({
+    address,
+    port,
+    filterChains: Object.freeze(filterChains),
+    defaultFilterChain,
+  });
+}
+
+/** Every (destination prefix, source type, source prefix, source port) a match covers. */
+function matchKeys(match: FilterChainMatchConfig): string[] {
+  const cidr = (r: CidrRangeConfig) => `${r.addressPrefix}/${r.prefixLen}`;
+  const dests = match.destinationPrefixes.length ? match.destinationPrefixes.map(cidr) : ['*'];
+  const sources = match.sourcePrefixes.length ? match.sourcePrefixes.map(cidr) : ['*'];
+  const ports = match.sourcePorts.length ? match.sourcePorts.map(String) : ['*'];
+  const keys: string[] = [];
+  for (const d of dests) {
+    for (const s of sources) for (const p of ports) keys.push(`${d}|${match.sourceType}|${s}|${p}`);
+  }
+  return keys;
+}
+
+/**
+ * One chain: its match (undefined when the match uses fields gRPC never matches: A36 drops such
+ * a chain) and exactly one network filter, an HttpConnectionManager.
+ */
+function validateFilterChain(
+  chain: FilterChain,
+  errors: ValidationErrors,
+  isDefault = false,
+): ServerFilterChain | undefined {
+  const match = chain.filterChainMatch;
+  if (!isDefault && match && !isMatchable(match)) return undefined;
+  const matchConfig = match
+    ? errors.field('filter_chain_match', () => validateMatch(match, errors))
+    : EMPTY_MATCH;
+  const httpConnectionManager = errors.field('filters', () => {
+    if (chain.filters.length !== 1) {
+      errors.add('must hold exactly one filter, an HttpConnectionManager');
+      return EMPTY_HCM;
+    }
+    return errors.index(0, () => {
+      const filter = chain.filters[0]!;
+      const any = filter.typedConfig;
+      if (!any) {
+        errors.addAt('typed_config', 'field not present');
+        return EMPTY_HCM;
+      }
+      return errors.field('typed_config', () => {
+        if (typeNameOfUrl(any.type_url) !== HCM_TYPE) {
+          errors.add(`unsupported value ${any.type_url || '""'}`);
+          return EMPTY_HCM;
+        }
+        let hcm: HttpConnectionManager;
+        try {
+          hcm = hcmCodec.decode(any.value);
+        } catch (e) {
+          errors.add(`can't parse HttpConnectionManager: ${errorText(e)}`);
+          return EMPTY_HCM;
+        }
+        return validateHcm(hcm, errors, true);
+      });
+    });
+  });
+  return Object.freeze({ name: chain.name, match: matchConfig, httpConnectionManager });
+}
+
+/** A36: a chain naming a destination port, server names, ALPN or a non-raw transport never matches. */
+function isMatchable(match: FilterChainMatch): boolean {
+  return (
+    match.destinationPort === null &&
+    match.serverNames.length === 0 &&
+    (match.transportProtocol === '' || match.transportProtocol === 'raw_buffer') &&
+    match.applicationProtocols.length === 0
+  );
+}
+
+const EMPTY_MATCH: FilterChainMatchConfig = Object.freeze({
+  destinationPrefixes: Object.freeze([]),
+  sourceType: 'any',
+  sourcePrefixes: Object.freeze([]),
+  sourcePorts: Object.freeze([]),
+});
+
+function validateMatch(match: FilterChainMatch, errors: ValidationErrors): FilterChainMatchConfig {
+  const destinationPrefixes = errors.field('prefix_ranges', () =>
+    validateRanges(match.prefixRanges, errors),
+  );
+  const sourcePrefixes = errors.field('source_prefix_ranges', () =>
+    validateRanges(match.sourcePrefixRanges, errors),
+  );
+  const sourceType = SOURCE_TYPES[match.sourceType];
+  if (!sourceType) errors.addAt('source_type', `unknown value ${match.sourceType}`);
+  return Object.freeze({
+    destinationPrefixes,
+    sourceType: sourceType ?? 'any',
+    sourcePrefixes,
+    sourcePorts: Object.freeze([...new Set(match.sourcePorts)]),
+  });
+}
+
+function validateRanges(ranges: readonly CidrRange[], errors: ValidationErrors): CidrRangeConfig[] {
+  const out: CidrRangeConfig[] = [];
+  ranges.forEach((range, index) => {
+    errors.index(index, () => {
+      const family = isIP(range.addressPrefix);
+      if (family === 0) {
+        errors.addAt('address_prefix', `not an IP address: "${range.addressPrefix}"`);
+        return;
+      }
+      const full = family === 4 ? 32 : 128;
+      const len = range.prefixLen === null ? full : range.prefixLen.value;
+      if (len > full) {
+        errors.addAt('prefix_len', `${len} is more than ${full}`);
+        return;
+      }
+      out.push(Object.freeze({ addressPrefix: range.addressPrefix, prefixLen: len }));
+    });
+  });
+  return Object.freeze(out) as CidrRangeConfig[];
 }
