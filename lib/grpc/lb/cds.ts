@@ -8,6 +8,7 @@ import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../names';
 import type { XdsConfig } from '../xds-config';
 import { leafConfig } from './leaf-config';
 import { failingPicker } from './pick-results';
+import { SingleChildLoadBalancer } from './single-child';
 import { PriorityConfig } from './priority';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -32,11 +33,9 @@ export class CdsConfig implements TypedConfig {
   }
 }
 
-export class CdsLoadBalancer implements experimental.LoadBalancer {
-  private readonly child: experimental.ChildLoadBalancerHandler;
-
+export class CdsLoadBalancer extends SingleChildLoadBalancer {
   constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.child = new experimental.ChildLoadBalancerHandler(helper);
+    super(helper);
   }
 
   updateAddressList(
@@ -86,18 +85,6 @@ export class CdsLoadBalancer implements experimental.LoadBalancer {
   private fail(message: string): void {
     this.child.destroy();
     this.helper.updateState(connectivityState.TRANSIENT_FAILURE, failingPicker(message), message);
-  }
-
-  exitIdle(): void {
-    this.child.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.child.resetBackoff();
-  }
-
-  destroy(): void {
-    this.child.destroy();
   }
 
   getTypeName(): string {

@@ -16,6 +16,7 @@ import { durationOfMs } from '../../client/duration';
 import type { OutlierDetection } from '../../resources/cluster';
 import { OUTLIER_DETECTION_CHILD_ATTRIBUTE, POLICY } from '../names';
 import { failingPicker } from './pick-results';
+import { SingleChildLoadBalancer } from './single-child';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -97,11 +98,9 @@ export class OutlierDetectionChildConfig implements TypedConfig {
 }
 
 /** Runs the config found in the options' attribute, with the options minus that attribute. */
-export class OutlierDetectionChildLoadBalancer implements experimental.LoadBalancer {
-  private readonly child: experimental.ChildLoadBalancerHandler;
-
+export class OutlierDetectionChildLoadBalancer extends SingleChildLoadBalancer {
   constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.child = new experimental.ChildLoadBalancerHandler(helper);
+    super(helper);
   }
 
   updateAddressList(
@@ -118,18 +117,6 @@ export class OutlierDetectionChildLoadBalancer implements experimental.LoadBalan
       return true;
     }
     return this.child.updateAddressList(endpoints, childConfig, rest, resolutionNote);
-  }
-
-  exitIdle(): void {
-    this.child.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.child.resetBackoff();
-  }
-
-  destroy(): void {
-    this.child.destroy();
   }
 
   getTypeName(): string {
