@@ -145,7 +145,8 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
       // gRFC A52: a policy the application registered, with the TypedStruct's JSON.
       return parsedConfig(policy.policyName, policy.config);
     default:
-      return { error: `LB policy ${policy.name} is not supported yet` };
+      // Only wrr_locality gets here, nested where an endpoint policy belongs.
+      return { error: `LB policy ${policy.name} cannot pick endpoints` };
   }
 }
 
