@@ -8,60 +8,17 @@ import { BOOTSTRAP_OPTION, XdsServer, type ServingStatus } from '../../../lib/gr
 import { openClientCount } from '../../../lib/grpc/client-pool';
 import { ManagementServer, routeConfig, serverListener } from '../../../lib/testing';
 import { ECHO_PATH, newClient, waitUntil } from '../helpers/backends';
+import {
+  bindLoopback,
+  call,
+  OTHER_PATH,
+  rpcError,
+  SERVICE,
+  serviceHandlers,
+  UNROUTED_PATH,
+} from '../helpers/xds-server-env';
 
 const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
-const OTHER_PATH = '/test.Echo/Other';
-/** Registered, but no route matches it (an unregistered method is UNIMPLEMENTED before routing). */
-const UNROUTED_PATH = '/test.Echo/Unrouted';
-const identity = (b: Buffer) => b;
-
-function method(path: string): grpc.MethodDefinition<Buffer, string> {
-  return {
-    path,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: (name: string) => Buffer.from(name),
-    responseDeserialize: (b: Buffer) => b.toString(),
-  };
-}
-
-const SERVICE: grpc.ServiceDefinition = {
-  Echo: method(ECHO_PATH),
-  Other: method(OTHER_PATH),
-  Unrouted: method(UNROUTED_PATH),
-};
-
-/** One RPC to `path`: 'served', or the failure's status code name. */
-function call(client: grpc.Client, path = ECHO_PATH): Promise<string> {
-  return new Promise((resolve) => {
-    client.makeUnaryRequest<Buffer, string>(
-      path,
-      identity,
-      (b: Buffer) => b.toString(),
-      Buffer.alloc(0),
-      new grpc.Metadata(),
-      { deadline: Date.now() + 1000 },
-      (error) => resolve(error ? String(grpc.status[error.code]) : 'served'),
-    );
-  });
-}
-
-/** The error of one RPC to `path` (which must fail). */
-function rpcError(client: grpc.Client, path: string): Promise<grpc.ServiceError> {
-  return new Promise((resolve, reject) => {
-    client.makeUnaryRequest<Buffer, string>(
-      path,
-      identity,
-      (b: Buffer) => b.toString(),
-      Buffer.alloc(0),
-      new grpc.Metadata(),
-      { deadline: Date.now() + 1000 },
-      (e) => (e ? resolve(e) : reject(new Error(`${path} was served`))),
-    );
-  });
-}
 
 describe('XdsServer (gRFC A36)', () => {
   let management: ManagementServer;
@@ -84,16 +41,8 @@ describe('XdsServer (gRFC A36)', () => {
         statuses.push(status);
       },
     });
-    server.addService(SERVICE, {
-      Echo: (_call: unknown, done: grpc.sendUnaryData<string>) => done(null, 'echo'),
-      Other: (_call: unknown, done: grpc.sendUnaryData<string>) => done(null, 'other'),
-      Unrouted: (_call: unknown, done: grpc.sendUnaryData<string>) => done(null, 'unrouted'),
-    });
-    port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+    server.addService(SERVICE, serviceHandlers().handlers);
+    port = await bindLoopback(server);
     address = `127.0.0.1:${port}`;
     name = TEMPLATE.replace('%s', address);
     client = newClient(address);
