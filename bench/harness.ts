@@ -1,6 +1,6 @@
 // The bench's side of a sample: the one loopback management server, holding every response
 // until the bench releases it, and the client processes it talks to over IPC.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -10,6 +10,7 @@ import {
   type RecordedRequest,
 } from '../lib/testing';
 import type { Fixture } from './fixtures';
+import { ForkedClient, type Arrival } from './forked-client';
 import type { Command, Event, Impl, ResourceKind } from './protocol';
 
 /** Generous: a sample that takes this long has hung, and the run stops with an error. */
@@ -22,33 +23,8 @@ export const TYPE_URL: Readonly<Record<ResourceKind, string>> = {
 
 type EventOf<E extends Event['ev']> = Extract<Event, { ev: E }>;
 
-/** An event and when it reached the bench (performance.now()). */
-export interface Arrival<E extends Event['ev']> {
-  readonly event: EventOf<E>;
-  readonly at: number;
-}
-
-interface Waiter {
-  resolve(arrival: Arrival<Event['ev']>): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
-
 /** One client process (bench/child.ts). Events are queued per kind until asked for. */
-export class ClientProcess {
-  private readonly arrived = new Map<string, Arrival<Event['ev']>[]>();
-  private readonly waiters = new Map<string, Waiter[]>();
-  private failure: Error | undefined;
-  private readonly exited: Promise<void>;
-
-  private constructor(private readonly child: ChildProcess) {
-    child.on('message', (event: Event) => this.onEvent({ event, at: performance.now() }));
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    child.once('exit', (code) => {
-      this.fail(new Error(`client process exited (code ${code})`));
-    });
-  }
-
+export class ClientProcess extends ForkedClient<Command, Event> {
   /**
    * With a directory, every client process writes V8 CPU profiles (`--cpu-prof`) into its
    * receiver's subdirectory: DIR/ours, DIR/peer, DIR/floor.
@@ -68,72 +44,19 @@ export class ClientProcess {
       ],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    return new ClientProcess(child);
+    return new ClientProcess(child, 'client process', TIMEOUT_MS);
   }
 
-  send(command: Command): void {
-    this.child.send(command);
-  }
-
-  /** The next event of a kind, already arrived or to come. */
-  next<E extends Event['ev']>(ev: E): Promise<Arrival<E>> {
-    const queued = this.arrived.get(ev)?.shift();
-    if (queued) return Promise.resolve(queued as unknown as Arrival<E>);
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise<Arrival<E>>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve: resolve as unknown as (arrival: Arrival<Event['ev']>) => void,
-        reject,
-        timer: setTimeout(
-          () => this.fail(new Error(`no "${ev}" from the client in ${TIMEOUT_MS} ms`)),
-          TIMEOUT_MS,
-        ),
-      };
-      const list = this.waiters.get(ev) ?? [];
-      list.push(waiter);
-      this.waiters.set(ev, list);
-    });
+  /** The next event of a kind, already arrived or to come, with when it arrived. */
+  next<E extends Event['ev']>(ev: E): Promise<Arrival<EventOf<E>>> {
+    return this.nextArrival(ev);
   }
 
   /** Sends a command and waits for its answer. */
-  async ask<E extends Event['ev']>(command: Command, ev: E): Promise<Arrival<E>> {
+  ask<E extends Event['ev']>(command: Command, ev: E): Promise<Arrival<EventOf<E>>> {
     const answer = this.next(ev);
     this.send(command);
     return answer;
-  }
-
-  /** Asks the process to exit, and waits until it has. */
-  async close(): Promise<void> {
-    if (this.child.exitCode === null && this.child.connected) this.send({ cmd: 'exit' });
-    const kill = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    await this.exited;
-    clearTimeout(kill);
-  }
-
-  private onEvent(arrival: Arrival<Event['ev']>): void {
-    if (arrival.event.ev === 'error') {
-      this.fail(new Error(`client process: ${arrival.event.message}`));
-      return;
-    }
-    const waiter = this.waiters.get(arrival.event.ev)?.shift();
-    if (waiter) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(arrival);
-      return;
-    }
-    const list = this.arrived.get(arrival.event.ev) ?? [];
-    list.push(arrival);
-    this.arrived.set(arrival.event.ev, list);
-  }
-
-  private fail(error: Error): void {
-    this.failure ??= error;
-    for (const list of this.waiters.values()) {
-      for (const waiter of list.splice(0)) {
-        clearTimeout(waiter.timer);
-        waiter.reject(this.failure);
-      }
-    }
   }
 }
 

@@ -1,10 +1,11 @@
 // The bench's side of the RPC workloads: the backends (grpc-js servers on 127.0.0.1 that answer
 // with their own name), management servers serving `xds:///bench-rpc` → those backends, and the
 // client processes (bench/rpc-child.ts).
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ManagementServer, edsCluster, endpoints, listener, routeConfig } from '../lib/testing';
+import { ForkedClient } from './forked-client';
 import { ClientProcess } from './harness';
 import {
   ECHO_METHOD,
@@ -19,25 +20,8 @@ import {
 /** Generous: an answer that takes this long means the process has hung, and the run stops. */
 const TIMEOUT_MS = 60_000;
 
-interface Waiter {
-  resolve(event: RpcEvent): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
-
 /** One RPC client process. Events are queued per kind until asked for. */
-export class RpcProcess {
-  private readonly arrived = new Map<string, RpcEvent[]>();
-  private readonly waiters = new Map<string, Waiter[]>();
-  private failure: Error | undefined;
-  private readonly exited: Promise<void>;
-
-  private constructor(private readonly child: ChildProcess) {
-    child.on('message', (event: RpcEvent) => this.onEvent(event));
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    child.once('exit', (code) => this.fail(new Error(`RPC client process exited (code ${code})`)));
-  }
-
+export class RpcProcess extends ForkedClient<RpcCommand, RpcEvent> {
   /**
    * `bootstrapEnv`: GRPC_XDS_BOOTSTRAP_CONFIG for the process (the peer's bootstrap). With
    * `--cpu-prof DIR`, the process writes its profile into DIR/<impl>, as the other clients do.
@@ -58,31 +42,12 @@ export class RpcProcess {
       ],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    return new RpcProcess(child);
-  }
-
-  send(command: RpcCommand): void {
-    this.child.send(command);
+    return new RpcProcess(child, 'RPC client process', TIMEOUT_MS);
   }
 
   /** The next event of a kind, already arrived or to come. */
-  next<E extends RpcEvent['ev']>(ev: E): Promise<RpcEventOf<E>> {
-    const queued = this.arrived.get(ev)?.shift();
-    if (queued) return Promise.resolve(queued as RpcEventOf<E>);
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise<RpcEventOf<E>>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve: resolve as (event: RpcEvent) => void,
-        reject,
-        timer: setTimeout(
-          () => this.fail(new Error(`no "${ev}" from the RPC client in ${TIMEOUT_MS} ms`)),
-          TIMEOUT_MS,
-        ),
-      };
-      const list = this.waiters.get(ev) ?? [];
-      list.push(waiter);
-      this.waiters.set(ev, list);
-    });
+  async next<E extends RpcEvent['ev']>(ev: E): Promise<RpcEventOf<E>> {
+    return (await this.nextArrival(ev)).event;
   }
 
   /** Sends a command and waits for its answer. */
@@ -90,40 +55,6 @@ export class RpcProcess {
     const answer = this.next(ev);
     this.send(command);
     return answer;
-  }
-
-  /** Asks the process to exit, and waits until it has. */
-  async close(): Promise<void> {
-    if (this.child.exitCode === null && this.child.connected) this.send({ cmd: 'exit' });
-    const kill = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    await this.exited;
-    clearTimeout(kill);
-  }
-
-  private onEvent(event: RpcEvent): void {
-    if (event.ev === 'error') {
-      this.fail(new Error(`RPC client process: ${event.message}`));
-      return;
-    }
-    const waiter = this.waiters.get(event.ev)?.shift();
-    if (waiter) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(event);
-      return;
-    }
-    const list = this.arrived.get(event.ev) ?? [];
-    list.push(event);
-    this.arrived.set(event.ev, list);
-  }
-
-  private fail(error: Error): void {
-    this.failure ??= error;
-    for (const list of this.waiters.values()) {
-      for (const waiter of list.splice(0)) {
-        clearTimeout(waiter.timer);
-        waiter.reject(this.failure);
-      }
-    }
   }
 }
 
