@@ -6,6 +6,7 @@ export { XdsClient } from './xds-client';
 export { XdsClientCore, DEFAULT_RESOURCE_TIMEOUT_MS } from './client/xds-client';
 export type { XdsClientOptions, ResourceDump } from './client/xds-client';
 export type { ResourceStatus } from './client/resource-state';
+export { addCsdsService, type CsdsClients } from './csds/service';
 export type { ResourceWatcher, WatchHandle } from './client/resource-watcher';
 export { XdsError, isXdsError } from './errors';
 export type { FieldError, XdsErrorOptions } from './errors';

@@ -49,19 +49,31 @@ const LAYERS = [
     files: ['grpc/'],
     mayImport: ['shared', 'resources', 'client', 'facade', 'clusters'],
   },
+  // Operating the client: CSDS (gRFC A40) over every client of the process.
+  { name: 'operations', files: ['csds/'], mayImport: ['shared', 'client'] },
   // xds-client/testing: a management server, independent of the client it tests.
   { name: 'testing', files: ['testing/'], mayImport: ['shared'] },
   // The `xds-client` entry point.
   {
     name: 'entry',
     files: ['index.ts'],
-    mayImport: ['shared', 'resources', 'client', 'facade', 'clusters', 'grpc'],
+    mayImport: ['shared', 'resources', 'client', 'facade', 'clusters', 'grpc', 'operations'],
   },
   // The command: may use everything.
   {
     name: 'cli',
     files: ['cli/'],
-    mayImport: ['shared', 'resources', 'client', 'facade', 'clusters', 'grpc', 'testing', 'entry'],
+    mayImport: [
+      'shared',
+      'resources',
+      'client',
+      'facade',
+      'clusters',
+      'grpc',
+      'operations',
+      'testing',
+      'entry',
+    ],
   },
 ];
 

@@ -8,6 +8,7 @@ Usage:
   xds-client serve --snapshot FILE        serve a YAML or JSON snapshot on 127.0.0.1
   xds-client bootstrap --server HOST:PORT --node-id ID
                                           print a gRPC xDS bootstrap file
+  xds-client csds --server HOST:PORT      what a running service's xDS clients hold
   xds-client help [COMMAND]               help for one command
   xds-client --version
 
@@ -77,6 +78,24 @@ Prints a gRPC xDS bootstrap file (validated) for one management server.
 Example:
   xds-client bootstrap --server 127.0.0.1:18000 --node-id test > bootstrap.json
   GRPC_XDS_BOOTSTRAP=bootstrap.json xds-client watch --cluster A`;
+
+export const CSDS_HELP = `Usage: xds-client csds --server HOST:PORT [--tls] [--json] [--timeout MS]
+
+Asks a running service for its xDS clients' state over CSDS (gRFC A40:
+envoy.service.status.v3.ClientStatusDiscoveryService, which the service adds with
+addCsdsService from xds-client, or grpc-js-xds, grpc-go and C++ services expose), and
+prints per client its node id and scope, then every resource: type, name, status
+(REQUESTED, ACKED, NACKED, DOES_NOT_EXIST), version and last update; a NACKed one also
+shows the rejected version and why.
+
+  --server HOST:PORT     the service's gRPC port (plaintext unless --tls)
+  --tls                  TLS with the system's root certificates
+  --json                 the whole response as JSON, each resource decoded
+  --timeout MS           give up after MS milliseconds (default 10000)
+  --no-color             no colour (also: NO_COLOR=1)
+
+Example:
+  xds-client csds --server 127.0.0.1:50051`;
 
 export const DEMO_HELP = `Usage: xds-client demo [--no-color]
 

@@ -3,9 +3,10 @@
 import { isXdsError } from '../errors';
 import { VERSION } from '../version';
 import { runBootstrap } from './bootstrap-cmd';
+import { runCsds } from './csds-cmd';
 import { runDemo } from './demo';
 import { CliError, EXIT, UsageError, messageOf } from './errors';
-import { BOOTSTRAP_HELP, DEMO_HELP, MAIN_HELP, SERVE_HELP, WATCH_HELP } from './help';
+import { BOOTSTRAP_HELP, CSDS_HELP, DEMO_HELP, MAIN_HELP, SERVE_HELP, WATCH_HELP } from './help';
 import { runServe } from './serve';
 import { runWatch, type Io } from './watch';
 
@@ -14,6 +15,7 @@ const HELP: Readonly<Record<string, string>> = {
   watch: WATCH_HELP,
   serve: SERVE_HELP,
   bootstrap: BOOTSTRAP_HELP,
+  csds: CSDS_HELP,
 };
 
 const defaultIo: Io = {
@@ -57,11 +59,13 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
       return runServe(rest, io);
     case 'bootstrap':
       return runBootstrap(rest, io.out);
+    case 'csds':
+      return runCsds(rest, io);
     default:
       throw new UsageError(
         command.startsWith('-')
-          ? `unknown option ${command}: a command comes first (demo, watch, serve, bootstrap); see xds-client --help`
-          : `unknown command "${command}": the commands are demo, watch, serve, bootstrap; see xds-client --help`,
+          ? `unknown option ${command}: a command comes first (demo, watch, serve, bootstrap, csds); see xds-client --help`
+          : `unknown command "${command}": the commands are demo, watch, serve, bootstrap, csds; see xds-client --help`,
       );
   }
 }

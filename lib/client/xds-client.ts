@@ -59,6 +59,16 @@ export interface ResourceDump {
   /** The version that was last NACKed, and when. */
   readonly failedVersion: string | undefined;
   readonly failedTime: Date | undefined;
+  /** The cached resource as it came on the wire (what CSDS reports as `xds_config`). */
+  readonly bytes: Uint8Array | undefined;
+}
+
+/** Every client of the process not yet closed, in creation order (CSDS reports them all). */
+const openClients = new Set<XdsClientCore>();
+
+/** The clients of this process that are not closed (gRFC A40, A71: CSDS reports every one). */
+export function openXdsClients(): readonly XdsClientCore[] {
+  return [...openClients];
 }
 
 /**
@@ -75,6 +85,11 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   /** Per server key: credentials built, and their files read, at construction. */
   private readonly credentials = new Map<string, ChannelCredentials>();
   private closed = false;
+  /**
+   * What the client serves, reported as CSDS's `client_scope` (gRFC A71): '' for a client an
+   * application made; `xds-client/grpc` sets it for the clients its channels and servers share.
+   */
+  clientScope = '';
   /** What a disconnected idle server channel leaves for its successor (see channelFor). */
   private readonly pastChannels = new Map<string, { backoff: Backoff; retryAt: number }>();
   /** Resources whose last watcher left this tick (see forget). */
@@ -88,6 +103,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.bootstrap = loadBootstrap(options.bootstrap);
     this.resourceTimeoutMs = options.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
     if (!options.transportFactory) this.buildCredentials();
+    openClients.add(this);
   }
 
   /** The bootstrap path of every server, so a bad credentials file is named where it is set. */
@@ -161,6 +177,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
           error: error && { code: error.code, message: error.message },
           failedVersion: state.failedVersion,
           failedTime: state.failedTime,
+          bytes: state.bytes,
         });
       }
     }
@@ -173,6 +190,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    openClients.delete(this);
     for (const channel of this.channels.values()) {
       for (const state of channel.allResources()) state.dispose();
       channel.clear();

@@ -4,6 +4,25 @@
 /** A 64-bit integer as protobufjs decodes it: a Long, or a number when it is small. */
 export type Int64 = number | { low: number; high: number; unsigned: boolean; toNumber(): number };
 
+/** envoy.admin.v3.ClientResourceStatus */
+export enum ClientResourceStatus {
+  UNKNOWN = 0,
+  REQUESTED = 1,
+  DOES_NOT_EXIST = 2,
+  ACKED = 3,
+  NACKED = 4,
+  RECEIVED_ERROR = 5,
+  TIMEOUT = 6,
+}
+
+/** envoy.admin.v3.UpdateFailureState */
+export interface UpdateFailureState {
+  readonly failedConfiguration: Any | null;
+  readonly lastUpdateAttempt: Timestamp | null;
+  readonly details: string;
+  readonly versionInfo: string;
+}
+
 /** envoy.config.cluster.v3.CircuitBreakers */
 export interface CircuitBreakers {
   readonly thresholds: readonly CircuitBreakers_Thresholds[];
@@ -727,6 +746,10 @@ export interface StringMatcher {
   readonly matchPattern?: 'exact' | 'prefix' | 'suffix' | 'safeRegex' | 'contains';
 }
 
+/** envoy.type.matcher.v3.NodeMatcher */
+export interface NodeMatcher {
+}
+
 /** envoy.extensions.clusters.aggregate.v3.ClusterConfig */
 export interface ClusterConfig {
   readonly clusters: readonly string[];
@@ -990,10 +1013,57 @@ export interface LoadStatsResponse {
   readonly sendAllClusters: boolean;
 }
 
+/** envoy.service.status.v3.ConfigStatus */
+export enum ConfigStatus {
+  UNKNOWN = 0,
+  SYNCED = 1,
+  NOT_SENT = 2,
+  STALE = 3,
+  ERROR = 4,
+}
+
+/** envoy.service.status.v3.ClientStatusRequest */
+export interface ClientStatusRequest {
+  readonly nodeMatchers: readonly NodeMatcher[];
+  readonly node: Node | null;
+  readonly excludeResourceContents: boolean;
+}
+
+/** envoy.service.status.v3.ClientConfig */
+export interface ClientConfig {
+  readonly node: Node | null;
+  readonly genericXdsConfigs: readonly ClientConfig_GenericXdsConfig[];
+  readonly clientScope: string;
+}
+
+/** envoy.service.status.v3.ClientConfig.GenericXdsConfig */
+export interface ClientConfig_GenericXdsConfig {
+  readonly typeUrl: string;
+  readonly name: string;
+  readonly versionInfo: string;
+  readonly xdsConfig: Any | null;
+  readonly lastUpdated: Timestamp | null;
+  readonly configStatus: ConfigStatus;
+  readonly clientStatus: ClientResourceStatus;
+  readonly errorState: UpdateFailureState | null;
+  readonly isStaticResource: boolean;
+}
+
+/** envoy.service.status.v3.ClientStatusResponse */
+export interface ClientStatusResponse {
+  readonly config: readonly ClientConfig[];
+}
+
 /** google.protobuf.Any */
 export interface Any {
   readonly type_url: string;
   readonly value: Uint8Array;
+}
+
+/** google.protobuf.Timestamp */
+export interface Timestamp {
+  readonly seconds: Int64;
+  readonly nanos: number;
 }
 
 /** google.protobuf.Struct */
@@ -1078,12 +1148,6 @@ export interface Duration {
 export interface Empty {
 }
 
-/** google.protobuf.Timestamp */
-export interface Timestamp {
-  readonly seconds: Int64;
-  readonly nanos: number;
-}
-
 /** google.rpc.Status */
 export interface Status {
   readonly code: number;
@@ -1105,6 +1169,7 @@ export interface xds_type_v3_TypedStruct {
 
 /** Every message, by its full protobuf name. */
 export interface Messages {
+  'envoy.admin.v3.UpdateFailureState': UpdateFailureState;
   'envoy.config.cluster.v3.CircuitBreakers': CircuitBreakers;
   'envoy.config.cluster.v3.CircuitBreakers.Thresholds': CircuitBreakers_Thresholds;
   'envoy.config.cluster.v3.Cluster': Cluster;
@@ -1186,6 +1251,7 @@ export interface Messages {
   'envoy.type.matcher.v3.RegexMatcher.GoogleRE2': RegexMatcher_GoogleRE2;
   'envoy.type.matcher.v3.RegexMatchAndSubstitute': RegexMatchAndSubstitute;
   'envoy.type.matcher.v3.StringMatcher': StringMatcher;
+  'envoy.type.matcher.v3.NodeMatcher': NodeMatcher;
   'envoy.extensions.clusters.aggregate.v3.ClusterConfig': ClusterConfig;
   'envoy.extensions.filters.common.fault.v3.FaultDelay': FaultDelay;
   'envoy.extensions.filters.common.fault.v3.FaultDelay.HeaderDelay': FaultDelay_HeaderDelay;
@@ -1220,7 +1286,12 @@ export interface Messages {
   'envoy.service.discovery.v3.Resource.CacheControl': Resource_CacheControl;
   'envoy.service.load_stats.v3.LoadStatsRequest': LoadStatsRequest;
   'envoy.service.load_stats.v3.LoadStatsResponse': LoadStatsResponse;
+  'envoy.service.status.v3.ClientStatusRequest': ClientStatusRequest;
+  'envoy.service.status.v3.ClientConfig': ClientConfig;
+  'envoy.service.status.v3.ClientConfig.GenericXdsConfig': ClientConfig_GenericXdsConfig;
+  'envoy.service.status.v3.ClientStatusResponse': ClientStatusResponse;
   'google.protobuf.Any': Any;
+  'google.protobuf.Timestamp': Timestamp;
   'google.protobuf.Struct': Struct;
   'google.protobuf.Value': Value;
   'google.protobuf.ListValue': ListValue;
@@ -1235,7 +1306,6 @@ export interface Messages {
   'google.protobuf.BytesValue': BytesValue;
   'google.protobuf.Duration': Duration;
   'google.protobuf.Empty': Empty;
-  'google.protobuf.Timestamp': Timestamp;
   'google.rpc.Status': Status;
   'udpa.type.v1.TypedStruct': udpa_type_v1_TypedStruct;
   'xds.type.v3.TypedStruct': xds_type_v3_TypedStruct;
@@ -1246,6 +1316,45 @@ export const descriptor: unknown = {
  "nested": {
   "envoy": {
    "nested": {
+    "admin": {
+     "nested": {
+      "v3": {
+       "nested": {
+        "ClientResourceStatus": {
+         "values": {
+          "UNKNOWN": 0,
+          "REQUESTED": 1,
+          "DOES_NOT_EXIST": 2,
+          "ACKED": 3,
+          "NACKED": 4,
+          "RECEIVED_ERROR": 5,
+          "TIMEOUT": 6
+         }
+        },
+        "UpdateFailureState": {
+         "fields": {
+          "failedConfiguration": {
+           "type": "google.protobuf.Any",
+           "id": 1
+          },
+          "lastUpdateAttempt": {
+           "type": "google.protobuf.Timestamp",
+           "id": 2
+          },
+          "details": {
+           "type": "string",
+           "id": 3
+          },
+          "versionInfo": {
+           "type": "string",
+           "id": 4
+          }
+         }
+        }
+       }
+      }
+     }
+    },
     "config": {
      "nested": {
       "cluster": {
@@ -3048,6 +3157,9 @@ export const descriptor: unknown = {
              "id": 6
             }
            }
+          },
+          "NodeMatcher": {
+           "fields": {}
           }
          }
         }
@@ -3843,6 +3955,122 @@ export const descriptor: unknown = {
          }
         }
        }
+      },
+      "status": {
+       "nested": {
+        "v3": {
+         "nested": {
+          "ClientStatusDiscoveryService": {
+           "methods": {
+            "StreamClientStatus": {
+             "requestType": "ClientStatusRequest",
+             "requestStream": true,
+             "responseType": "ClientStatusResponse",
+             "responseStream": true
+            },
+            "FetchClientStatus": {
+             "requestType": "ClientStatusRequest",
+             "responseType": "ClientStatusResponse"
+            }
+           }
+          },
+          "ConfigStatus": {
+           "values": {
+            "UNKNOWN": 0,
+            "SYNCED": 1,
+            "NOT_SENT": 2,
+            "STALE": 3,
+            "ERROR": 4
+           }
+          },
+          "ClientStatusRequest": {
+           "fields": {
+            "nodeMatchers": {
+             "rule": "repeated",
+             "type": "type.matcher.v3.NodeMatcher",
+             "id": 1
+            },
+            "node": {
+             "type": "config.core.v3.Node",
+             "id": 2
+            },
+            "excludeResourceContents": {
+             "type": "bool",
+             "id": 3
+            }
+           }
+          },
+          "ClientConfig": {
+           "fields": {
+            "node": {
+             "type": "config.core.v3.Node",
+             "id": 1
+            },
+            "genericXdsConfigs": {
+             "rule": "repeated",
+             "type": "GenericXdsConfig",
+             "id": 3
+            },
+            "clientScope": {
+             "type": "string",
+             "id": 4
+            }
+           },
+           "nested": {
+            "GenericXdsConfig": {
+             "fields": {
+              "typeUrl": {
+               "type": "string",
+               "id": 1
+              },
+              "name": {
+               "type": "string",
+               "id": 2
+              },
+              "versionInfo": {
+               "type": "string",
+               "id": 3
+              },
+              "xdsConfig": {
+               "type": "google.protobuf.Any",
+               "id": 4
+              },
+              "lastUpdated": {
+               "type": "google.protobuf.Timestamp",
+               "id": 5
+              },
+              "configStatus": {
+               "type": "ConfigStatus",
+               "id": 6
+              },
+              "clientStatus": {
+               "type": "admin.v3.ClientResourceStatus",
+               "id": 7
+              },
+              "errorState": {
+               "type": "admin.v3.UpdateFailureState",
+               "id": 8
+              },
+              "isStaticResource": {
+               "type": "bool",
+               "id": 9
+              }
+             }
+            }
+           }
+          },
+          "ClientStatusResponse": {
+           "fields": {
+            "config": {
+             "rule": "repeated",
+             "type": "ClientConfig",
+             "id": 1
+            }
+           }
+          }
+         }
+        }
+       }
       }
      }
     }
@@ -3860,6 +4088,18 @@ export const descriptor: unknown = {
         },
         "value": {
          "type": "bytes",
+         "id": 2
+        }
+       }
+      },
+      "Timestamp": {
+       "fields": {
+        "seconds": {
+         "type": "int64",
+         "id": 1
+        },
+        "nanos": {
+         "type": "int32",
          "id": 2
         }
        }
@@ -4013,18 +4253,6 @@ export const descriptor: unknown = {
       },
       "Empty": {
        "fields": {}
-      },
-      "Timestamp": {
-       "fields": {
-        "seconds": {
-         "type": "int64",
-         "id": 1
-        },
-        "nanos": {
-         "type": "int32",
-         "id": 2
-        }
-       }
       }
      }
     },

@@ -44,6 +44,8 @@ export function leaseClient(settings: ClientSettings, authority: string): Client
       ...(bootstrap === undefined ? {} : { bootstrap }),
       ...(resourceTimeoutMs === undefined ? {} : { resourceTimeoutMs }),
     });
+    // CSDS's client_scope (gRFC A71): the target authority whose channels and servers share it.
+    client.clientScope = `xds://${authority}/`;
     entry = { client, users: 0 };
     pool.set(key, entry);
   }
