@@ -14,25 +14,13 @@ import {
   type JsonObject,
   type ServerListenerOptions,
 } from '../../../lib/testing';
-import { ECHO_PATH, newClient, waitUntil } from '../helpers/backends';
+import { ECHO_PATH, newClient, unaryMethod, waitUntil } from '../helpers/backends';
 
 const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
 const OTHER_PATH = '/test.Echo/Other';
 const identity = (b: Buffer) => b;
 
-function method(path: string): grpc.MethodDefinition<Buffer, Buffer> {
-  return {
-    path,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
-}
-
-const answer = (_call: unknown, done: grpc.sendUnaryData<Buffer>) => done(null, Buffer.alloc(0));
+const answer = (_call: unknown, done: grpc.sendUnaryData<string>) => done(null, 'served');
 
 /** One RPC to `path` with `headers`: 'OK' when served, else the status code's name. */
 function rpc(client: grpc.Client, path: string, headers: Record<string, string> = {}) {
@@ -76,7 +64,7 @@ describe('XdsServer RBAC (gRFC A41)', () => {
       ),
     });
     server.addService(
-      { Echo: method(ECHO_PATH), Other: method(OTHER_PATH) },
+      { Echo: unaryMethod(ECHO_PATH), Other: unaryMethod(OTHER_PATH) },
       {
         Echo: answer,
         Other: answer,
