@@ -505,11 +505,98 @@ export interface FilterChain {
   readonly name: string;
 }
 
-/** envoy.config.route.v3.RouteConfiguration */
-export interface RouteConfiguration {
-  readonly name: string;
-  readonly virtualHosts: readonly VirtualHost[];
-  readonly clusterSpecifierPlugins: readonly ClusterSpecifierPlugin[];
+/** envoy.config.rbac.v3.RBAC */
+export interface envoy_config_rbac_v3_RBAC {
+  readonly action: RBAC_Action;
+  readonly policies: { readonly [key: string]: Policy };
+  readonly auditLoggingOptions: RBAC_AuditLoggingOptions | null;
+}
+
+/** envoy.config.rbac.v3.RBAC.Action */
+export enum RBAC_Action {
+  ALLOW = 0,
+  DENY = 1,
+  LOG = 2,
+}
+
+/** envoy.config.rbac.v3.RBAC.AuditLoggingOptions */
+export interface RBAC_AuditLoggingOptions {
+  readonly auditCondition: RBAC_AuditLoggingOptions_AuditCondition;
+  readonly loggerConfigs: readonly RBAC_AuditLoggingOptions_AuditLoggerConfig[];
+}
+
+/** envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditCondition */
+export enum RBAC_AuditLoggingOptions_AuditCondition {
+  NONE = 0,
+  ON_DENY = 1,
+  ON_ALLOW = 2,
+  ON_DENY_AND_ALLOW = 3,
+}
+
+/** envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditLoggerConfig */
+export interface RBAC_AuditLoggingOptions_AuditLoggerConfig {
+  readonly auditLogger: TypedExtensionConfig | null;
+  readonly isOptional: boolean;
+}
+
+/** envoy.config.rbac.v3.Policy */
+export interface Policy {
+  readonly permissions: readonly Permission[];
+  readonly principals: readonly Principal[];
+  readonly condition: Expr | null;
+  readonly checkedCondition: CheckedExpr | null;
+}
+
+/** envoy.config.rbac.v3.Permission */
+export interface Permission {
+  readonly andRules: Permission_Set | null;
+  readonly orRules: Permission_Set | null;
+  readonly any: boolean | null;
+  readonly header: HeaderMatcher | null;
+  readonly urlPath: PathMatcher | null;
+  readonly destinationIp: CidrRange | null;
+  readonly destinationPort: number | null;
+  readonly destinationPortRange: Int32Range | null;
+  readonly metadata: MetadataMatcher | null;
+  readonly notRule: Permission | null;
+  readonly requestedServerName: StringMatcher | null;
+  readonly matcher: TypedExtensionConfig | null;
+  readonly uriTemplate: TypedExtensionConfig | null;
+  /** Which member of the `rule` oneof is set. */
+  readonly rule?: 'andRules' | 'orRules' | 'any' | 'header' | 'urlPath' | 'destinationIp' | 'destinationPort' | 'destinationPortRange' | 'metadata' | 'notRule' | 'requestedServerName' | 'matcher' | 'uriTemplate';
+}
+
+/** envoy.config.rbac.v3.Permission.Set */
+export interface Permission_Set {
+  readonly rules: readonly Permission[];
+}
+
+/** envoy.config.rbac.v3.Principal */
+export interface Principal {
+  readonly andIds: Principal_Set | null;
+  readonly orIds: Principal_Set | null;
+  readonly any: boolean | null;
+  readonly authenticated: Principal_Authenticated | null;
+  readonly sourceIp: CidrRange | null;
+  readonly directRemoteIp: CidrRange | null;
+  readonly remoteIp: CidrRange | null;
+  readonly header: HeaderMatcher | null;
+  readonly urlPath: PathMatcher | null;
+  readonly metadata: MetadataMatcher | null;
+  readonly filterState: FilterStateMatcher | null;
+  readonly notId: Principal | null;
+  /** Which member of the `identifier` oneof is set. */
+  readonly identifier?: 'andIds' | 'orIds' | 'any' | 'authenticated' | 'sourceIp' | 'directRemoteIp' | 'remoteIp' | 'header' | 'urlPath' | 'metadata' | 'filterState' | 'notId';
+}
+
+/** envoy.config.rbac.v3.Principal.Set */
+export interface Principal_Set {
+  readonly ids: readonly Principal[];
+}
+
+/** envoy.config.rbac.v3.Principal.Authenticated */
+export interface Principal_Authenticated {
+  readonly principalName: StringMatcher | null;
 }
 
 /** envoy.config.route.v3.VirtualHost */
@@ -685,6 +772,13 @@ export interface FilterConfig {
   readonly disabled: boolean;
 }
 
+/** envoy.config.route.v3.RouteConfiguration */
+export interface RouteConfiguration {
+  readonly name: string;
+  readonly virtualHosts: readonly VirtualHost[];
+  readonly clusterSpecifierPlugins: readonly ClusterSpecifierPlugin[];
+}
+
 /** envoy.type.v3.Percent */
 export interface Percent {
   readonly value: number;
@@ -716,6 +810,12 @@ export interface Int64Range {
   readonly end: Int64;
 }
 
+/** envoy.type.v3.Int32Range */
+export interface Int32Range {
+  readonly start: number;
+  readonly end: number;
+}
+
 /** envoy.type.matcher.v3.RegexMatcher */
 export interface RegexMatcher {
   readonly googleRe2: RegexMatcher_GoogleRE2 | null;
@@ -744,6 +844,24 @@ export interface StringMatcher {
   readonly ignoreCase: boolean;
   /** Which member of the `matchPattern` oneof is set. */
   readonly matchPattern?: 'exact' | 'prefix' | 'suffix' | 'safeRegex' | 'contains';
+}
+
+/** envoy.type.matcher.v3.FilterStateMatcher */
+export interface FilterStateMatcher {
+  readonly key: string;
+}
+
+/** envoy.type.matcher.v3.MetadataMatcher */
+export interface MetadataMatcher {
+  readonly filter: string;
+  readonly invert: boolean;
+}
+
+/** envoy.type.matcher.v3.PathMatcher */
+export interface PathMatcher {
+  readonly path: StringMatcher | null;
+  /** Which member of the `rule` oneof is set. */
+  readonly rule?: 'path';
 }
 
 /** envoy.type.matcher.v3.NodeMatcher */
@@ -787,6 +905,18 @@ export interface HTTPFault {
   readonly delay: FaultDelay | null;
   readonly abort: FaultAbort | null;
   readonly maxActiveFaults: UInt32Value | null;
+}
+
+/** envoy.extensions.filters.http.rbac.v3.RBAC */
+export interface envoy_extensions_filters_http_rbac_v3_RBAC {
+  readonly rules: envoy_config_rbac_v3_RBAC | null;
+  readonly matcher: Matcher | null;
+  readonly shadowRules: envoy_config_rbac_v3_RBAC | null;
+}
+
+/** envoy.extensions.filters.http.rbac.v3.RBACPerRoute */
+export interface RBACPerRoute {
+  readonly rbac: envoy_extensions_filters_http_rbac_v3_RBAC | null;
 }
 
 /** envoy.extensions.filters.http.router.v3.Router */
@@ -1054,6 +1184,16 @@ export interface ClientStatusResponse {
   readonly config: readonly ClientConfig[];
 }
 
+/** xds.type.matcher.v3.Matcher */
+export interface Matcher {
+}
+
+/** xds.type.v3.TypedStruct */
+export interface xds_type_v3_TypedStruct {
+  readonly typeUrl: string;
+  readonly value: Struct | null;
+}
+
 /** google.protobuf.Any */
 export interface Any {
   readonly type_url: string;
@@ -1148,6 +1288,14 @@ export interface Duration {
 export interface Empty {
 }
 
+/** google.api.expr.v1alpha1.CheckedExpr */
+export interface CheckedExpr {
+}
+
+/** google.api.expr.v1alpha1.Expr */
+export interface Expr {
+}
+
 /** google.rpc.Status */
 export interface Status {
   readonly code: number;
@@ -1157,12 +1305,6 @@ export interface Status {
 
 /** udpa.type.v1.TypedStruct */
 export interface udpa_type_v1_TypedStruct {
-  readonly typeUrl: string;
-  readonly value: Struct | null;
-}
-
-/** xds.type.v3.TypedStruct */
-export interface xds_type_v3_TypedStruct {
   readonly typeUrl: string;
   readonly value: Struct | null;
 }
@@ -1220,7 +1362,15 @@ export interface Messages {
   'envoy.config.listener.v3.Filter': Filter;
   'envoy.config.listener.v3.FilterChainMatch': FilterChainMatch;
   'envoy.config.listener.v3.FilterChain': FilterChain;
-  'envoy.config.route.v3.RouteConfiguration': RouteConfiguration;
+  'envoy.config.rbac.v3.RBAC': envoy_config_rbac_v3_RBAC;
+  'envoy.config.rbac.v3.RBAC.AuditLoggingOptions': RBAC_AuditLoggingOptions;
+  'envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditLoggerConfig': RBAC_AuditLoggingOptions_AuditLoggerConfig;
+  'envoy.config.rbac.v3.Policy': Policy;
+  'envoy.config.rbac.v3.Permission': Permission;
+  'envoy.config.rbac.v3.Permission.Set': Permission_Set;
+  'envoy.config.rbac.v3.Principal': Principal;
+  'envoy.config.rbac.v3.Principal.Set': Principal_Set;
+  'envoy.config.rbac.v3.Principal.Authenticated': Principal_Authenticated;
   'envoy.config.route.v3.VirtualHost': VirtualHost;
   'envoy.config.route.v3.FilterAction': FilterAction;
   'envoy.config.route.v3.Route': Route;
@@ -1243,14 +1393,19 @@ export interface Messages {
   'envoy.config.route.v3.HeaderMatcher': HeaderMatcher;
   'envoy.config.route.v3.QueryParameterMatcher': QueryParameterMatcher;
   'envoy.config.route.v3.FilterConfig': FilterConfig;
+  'envoy.config.route.v3.RouteConfiguration': RouteConfiguration;
   'envoy.type.v3.Percent': Percent;
   'envoy.type.v3.FractionalPercent': FractionalPercent;
   'envoy.type.v3.SemanticVersion': SemanticVersion;
   'envoy.type.v3.Int64Range': Int64Range;
+  'envoy.type.v3.Int32Range': Int32Range;
   'envoy.type.matcher.v3.RegexMatcher': RegexMatcher;
   'envoy.type.matcher.v3.RegexMatcher.GoogleRE2': RegexMatcher_GoogleRE2;
   'envoy.type.matcher.v3.RegexMatchAndSubstitute': RegexMatchAndSubstitute;
   'envoy.type.matcher.v3.StringMatcher': StringMatcher;
+  'envoy.type.matcher.v3.FilterStateMatcher': FilterStateMatcher;
+  'envoy.type.matcher.v3.MetadataMatcher': MetadataMatcher;
+  'envoy.type.matcher.v3.PathMatcher': PathMatcher;
   'envoy.type.matcher.v3.NodeMatcher': NodeMatcher;
   'envoy.extensions.clusters.aggregate.v3.ClusterConfig': ClusterConfig;
   'envoy.extensions.filters.common.fault.v3.FaultDelay': FaultDelay;
@@ -1258,6 +1413,8 @@ export interface Messages {
   'envoy.extensions.filters.http.fault.v3.FaultAbort': FaultAbort;
   'envoy.extensions.filters.http.fault.v3.FaultAbort.HeaderAbort': FaultAbort_HeaderAbort;
   'envoy.extensions.filters.http.fault.v3.HTTPFault': HTTPFault;
+  'envoy.extensions.filters.http.rbac.v3.RBAC': envoy_extensions_filters_http_rbac_v3_RBAC;
+  'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': RBACPerRoute;
   'envoy.extensions.filters.http.router.v3.Router': Router;
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HttpConnectionManager;
   'envoy.extensions.filters.network.http_connection_manager.v3.Rds': Rds;
@@ -1290,6 +1447,8 @@ export interface Messages {
   'envoy.service.status.v3.ClientConfig': ClientConfig;
   'envoy.service.status.v3.ClientConfig.GenericXdsConfig': ClientConfig_GenericXdsConfig;
   'envoy.service.status.v3.ClientStatusResponse': ClientStatusResponse;
+  'xds.type.matcher.v3.Matcher': Matcher;
+  'xds.type.v3.TypedStruct': xds_type_v3_TypedStruct;
   'google.protobuf.Any': Any;
   'google.protobuf.Timestamp': Timestamp;
   'google.protobuf.Struct': Struct;
@@ -1306,9 +1465,10 @@ export interface Messages {
   'google.protobuf.BytesValue': BytesValue;
   'google.protobuf.Duration': Duration;
   'google.protobuf.Empty': Empty;
+  'google.api.expr.v1alpha1.CheckedExpr': CheckedExpr;
+  'google.api.expr.v1alpha1.Expr': Expr;
   'google.rpc.Status': Status;
   'udpa.type.v1.TypedStruct': udpa_type_v1_TypedStruct;
-  'xds.type.v3.TypedStruct': xds_type_v3_TypedStruct;
 }
 
 /** The protobufjs JSON descriptor of protos/, loaded with `Root.fromJSON`. */
@@ -2527,28 +2687,282 @@ export const descriptor: unknown = {
         }
        }
       },
+      "rbac": {
+       "nested": {
+        "v3": {
+         "nested": {
+          "RBAC": {
+           "fields": {
+            "action": {
+             "type": "Action",
+             "id": 1
+            },
+            "policies": {
+             "keyType": "string",
+             "type": "Policy",
+             "id": 2
+            },
+            "auditLoggingOptions": {
+             "type": "AuditLoggingOptions",
+             "id": 3
+            }
+           },
+           "nested": {
+            "Action": {
+             "values": {
+              "ALLOW": 0,
+              "DENY": 1,
+              "LOG": 2
+             }
+            },
+            "AuditLoggingOptions": {
+             "fields": {
+              "auditCondition": {
+               "type": "AuditCondition",
+               "id": 1
+              },
+              "loggerConfigs": {
+               "rule": "repeated",
+               "type": "AuditLoggerConfig",
+               "id": 2
+              }
+             },
+             "nested": {
+              "AuditCondition": {
+               "values": {
+                "NONE": 0,
+                "ON_DENY": 1,
+                "ON_ALLOW": 2,
+                "ON_DENY_AND_ALLOW": 3
+               }
+              },
+              "AuditLoggerConfig": {
+               "fields": {
+                "auditLogger": {
+                 "type": "core.v3.TypedExtensionConfig",
+                 "id": 1
+                },
+                "isOptional": {
+                 "type": "bool",
+                 "id": 2
+                }
+               }
+              }
+             }
+            }
+           }
+          },
+          "Policy": {
+           "fields": {
+            "permissions": {
+             "rule": "repeated",
+             "type": "Permission",
+             "id": 1
+            },
+            "principals": {
+             "rule": "repeated",
+             "type": "Principal",
+             "id": 2
+            },
+            "condition": {
+             "type": "google.api.expr.v1alpha1.Expr",
+             "id": 3
+            },
+            "checkedCondition": {
+             "type": "google.api.expr.v1alpha1.CheckedExpr",
+             "id": 4
+            }
+           }
+          },
+          "Permission": {
+           "oneofs": {
+            "rule": {
+             "oneof": [
+              "andRules",
+              "orRules",
+              "any",
+              "header",
+              "urlPath",
+              "destinationIp",
+              "destinationPort",
+              "destinationPortRange",
+              "metadata",
+              "notRule",
+              "requestedServerName",
+              "matcher",
+              "uriTemplate"
+             ]
+            }
+           },
+           "fields": {
+            "andRules": {
+             "type": "Set",
+             "id": 1
+            },
+            "orRules": {
+             "type": "Set",
+             "id": 2
+            },
+            "any": {
+             "type": "bool",
+             "id": 3
+            },
+            "header": {
+             "type": "route.v3.HeaderMatcher",
+             "id": 4
+            },
+            "urlPath": {
+             "type": "type.matcher.v3.PathMatcher",
+             "id": 10
+            },
+            "destinationIp": {
+             "type": "core.v3.CidrRange",
+             "id": 5
+            },
+            "destinationPort": {
+             "type": "uint32",
+             "id": 6
+            },
+            "destinationPortRange": {
+             "type": "type.v3.Int32Range",
+             "id": 11
+            },
+            "metadata": {
+             "type": "type.matcher.v3.MetadataMatcher",
+             "id": 7
+            },
+            "notRule": {
+             "type": "Permission",
+             "id": 8
+            },
+            "requestedServerName": {
+             "type": "type.matcher.v3.StringMatcher",
+             "id": 9
+            },
+            "matcher": {
+             "type": "core.v3.TypedExtensionConfig",
+             "id": 12
+            },
+            "uriTemplate": {
+             "type": "core.v3.TypedExtensionConfig",
+             "id": 13
+            }
+           },
+           "nested": {
+            "Set": {
+             "fields": {
+              "rules": {
+               "rule": "repeated",
+               "type": "Permission",
+               "id": 1
+              }
+             }
+            }
+           }
+          },
+          "Principal": {
+           "oneofs": {
+            "identifier": {
+             "oneof": [
+              "andIds",
+              "orIds",
+              "any",
+              "authenticated",
+              "sourceIp",
+              "directRemoteIp",
+              "remoteIp",
+              "header",
+              "urlPath",
+              "metadata",
+              "filterState",
+              "notId"
+             ]
+            }
+           },
+           "fields": {
+            "andIds": {
+             "type": "Set",
+             "id": 1
+            },
+            "orIds": {
+             "type": "Set",
+             "id": 2
+            },
+            "any": {
+             "type": "bool",
+             "id": 3
+            },
+            "authenticated": {
+             "type": "Authenticated",
+             "id": 4
+            },
+            "sourceIp": {
+             "type": "core.v3.CidrRange",
+             "id": 5
+            },
+            "directRemoteIp": {
+             "type": "core.v3.CidrRange",
+             "id": 10
+            },
+            "remoteIp": {
+             "type": "core.v3.CidrRange",
+             "id": 11
+            },
+            "header": {
+             "type": "route.v3.HeaderMatcher",
+             "id": 6
+            },
+            "urlPath": {
+             "type": "type.matcher.v3.PathMatcher",
+             "id": 9
+            },
+            "metadata": {
+             "type": "type.matcher.v3.MetadataMatcher",
+             "id": 7
+            },
+            "filterState": {
+             "type": "type.matcher.v3.FilterStateMatcher",
+             "id": 12
+            },
+            "notId": {
+             "type": "Principal",
+             "id": 8
+            }
+           },
+           "nested": {
+            "Set": {
+             "fields": {
+              "ids": {
+               "rule": "repeated",
+               "type": "Principal",
+               "id": 1
+              }
+             }
+            },
+            "Authenticated": {
+             "fields": {
+              "principalName": {
+               "type": "type.matcher.v3.StringMatcher",
+               "id": 2
+              }
+             },
+             "reserved": [
+              [
+               1,
+               1
+              ]
+             ]
+            }
+           }
+          }
+         }
+        }
+       }
+      },
       "route": {
        "nested": {
         "v3": {
          "nested": {
-          "RouteConfiguration": {
-           "fields": {
-            "name": {
-             "type": "string",
-             "id": 1
-            },
-            "virtualHosts": {
-             "rule": "repeated",
-             "type": "VirtualHost",
-             "id": 2
-            },
-            "clusterSpecifierPlugins": {
-             "rule": "repeated",
-             "type": "ClusterSpecifierPlugin",
-             "id": 12
-            }
-           }
-          },
           "VirtualHost": {
            "fields": {
             "name": {
@@ -3009,6 +3423,24 @@ export const descriptor: unknown = {
              "id": 3
             }
            }
+          },
+          "RouteConfiguration": {
+           "fields": {
+            "name": {
+             "type": "string",
+             "id": 1
+            },
+            "virtualHosts": {
+             "rule": "repeated",
+             "type": "VirtualHost",
+             "id": 2
+            },
+            "clusterSpecifierPlugins": {
+             "rule": "repeated",
+             "type": "ClusterSpecifierPlugin",
+             "id": 12
+            }
+           }
           }
          }
         }
@@ -3073,6 +3505,18 @@ export const descriptor: unknown = {
           },
           "end": {
            "type": "int64",
+           "id": 2
+          }
+         }
+        },
+        "Int32Range": {
+         "fields": {
+          "start": {
+           "type": "int32",
+           "id": 1
+          },
+          "end": {
+           "type": "int32",
            "id": 2
           }
          }
@@ -3155,6 +3599,41 @@ export const descriptor: unknown = {
             "ignoreCase": {
              "type": "bool",
              "id": 6
+            }
+           }
+          },
+          "FilterStateMatcher": {
+           "fields": {
+            "key": {
+             "type": "string",
+             "id": 1
+            }
+           }
+          },
+          "MetadataMatcher": {
+           "fields": {
+            "filter": {
+             "type": "string",
+             "id": 1
+            },
+            "invert": {
+             "type": "bool",
+             "id": 4
+            }
+           }
+          },
+          "PathMatcher": {
+           "oneofs": {
+            "rule": {
+             "oneof": [
+              "path"
+             ]
+            }
+           },
+           "fields": {
+            "path": {
+             "type": "StringMatcher",
+             "id": 1
             }
            }
           },
@@ -3288,6 +3767,44 @@ export const descriptor: unknown = {
                  "id": 6
                 }
                }
+              }
+             }
+            }
+           }
+          },
+          "rbac": {
+           "nested": {
+            "v3": {
+             "nested": {
+              "RBAC": {
+               "fields": {
+                "rules": {
+                 "type": "config.rbac.v3.RBAC",
+                 "id": 1
+                },
+                "matcher": {
+                 "type": "xds.type.matcher.v3.Matcher",
+                 "id": 4
+                },
+                "shadowRules": {
+                 "type": "config.rbac.v3.RBAC",
+                 "id": 2
+                }
+               }
+              },
+              "RBACPerRoute": {
+               "fields": {
+                "rbac": {
+                 "type": "RBAC",
+                 "id": 2
+                }
+               },
+               "reserved": [
+                [
+                 1,
+                 1
+                ]
+               ]
               }
              }
             }
@@ -4076,6 +4593,41 @@ export const descriptor: unknown = {
     }
    }
   },
+  "xds": {
+   "nested": {
+    "type": {
+     "nested": {
+      "matcher": {
+       "nested": {
+        "v3": {
+         "nested": {
+          "Matcher": {
+           "fields": {}
+          }
+         }
+        }
+       }
+      },
+      "v3": {
+       "nested": {
+        "TypedStruct": {
+         "fields": {
+          "typeUrl": {
+           "type": "string",
+           "id": 1
+          },
+          "value": {
+           "type": "google.protobuf.Struct",
+           "id": 2
+          }
+         }
+        }
+       }
+      }
+     }
+    }
+   }
+  },
   "google": {
    "nested": {
     "protobuf": {
@@ -4256,6 +4808,24 @@ export const descriptor: unknown = {
       }
      }
     },
+    "api": {
+     "nested": {
+      "expr": {
+       "nested": {
+        "v1alpha1": {
+         "nested": {
+          "CheckedExpr": {
+           "fields": {}
+          },
+          "Expr": {
+           "fields": {}
+          }
+         }
+        }
+       }
+      }
+     }
+    },
     "rpc": {
      "nested": {
       "Status": {
@@ -4284,30 +4854,6 @@ export const descriptor: unknown = {
     "type": {
      "nested": {
       "v1": {
-       "nested": {
-        "TypedStruct": {
-         "fields": {
-          "typeUrl": {
-           "type": "string",
-           "id": 1
-          },
-          "value": {
-           "type": "google.protobuf.Struct",
-           "id": 2
-          }
-         }
-        }
-       }
-      }
-     }
-    }
-   }
-  },
-  "xds": {
-   "nested": {
-    "type": {
-     "nested": {
-      "v3": {
        "nested": {
         "TypedStruct": {
          "fields": {

@@ -16,7 +16,7 @@ export interface ConnectionAddresses {
 }
 
 /** An IP address as a family and a 128- or 32-bit number; IPv4-mapped IPv6 counts as IPv4. */
-interface Ip {
+export interface Ip {
   readonly bits: 32 | 128;
   readonly value: bigint;
 }
@@ -52,7 +52,7 @@ export function parseIp(text: string): Ip | undefined {
 }
 
 /** The prefix length if `ip` is in `range`, else -1. */
-function prefixMatch(range: CidrRangeConfig, ip: Ip): number {
+export function prefixMatch(range: CidrRangeConfig, ip: Ip): number {
   const net = parseIp(range.addressPrefix);
   if (!net || net.bits !== ip.bits) return -1;
   const shift = BigInt(net.bits - range.prefixLen);

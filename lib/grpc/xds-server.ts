@@ -3,7 +3,8 @@
 // port is not serving, connections are closed as they arrive; while it serves, each connection
 // is matched to a filter chain and handed to that chain's grpc-js connection injector, whose
 // interceptor routes every RPC by the chain's HttpConnectionManager: a route with a
-// non_forwarding action is served, anything else fails with UNAVAILABLE. Usage: docs/server.md.
+// non_forwarding action is served, anything else fails with UNAVAILABLE; then the chain's RBAC
+// filters (gRFC A41) may fail it with PERMISSION_DENIED. Usage: docs/server.md.
 import * as net from 'node:net';
 import {
   experimental,
@@ -12,6 +13,7 @@ import {
   ServerInterceptingCall,
   status,
   type ServerCredentials,
+  type ServerInterceptingCallInterface,
   type ServerInterceptor,
   type ServerOptions,
 } from '@grpc/grpc-js';
@@ -24,6 +26,7 @@ import { leaseClient, type ClientLease } from './client-pool';
 import { percentEncodePath } from './listener-name';
 import { logError } from '../trace';
 import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
+import { checkRbac, rbacConfigsFor, rbacRequestOf } from './rbac';
 import { RouteTable } from './routing';
 import { selectFilterChain } from './server-chains';
 
@@ -52,6 +55,12 @@ interface Injector {
   injectConnection(connection: net.Socket): void;
   drain(graceTimeMs: number): void;
   destroy(): void;
+}
+
+/** How an RPC is refused before it reaches the service. */
+interface Refusal {
+  readonly code: status;
+  readonly details: string;
 }
 
 interface RdsState {
@@ -208,23 +217,26 @@ class BoundPort {
     injector.injectConnection(socket);
   }
 
-  /** Routes each RPC of a chain's connections (A36's server-side routing). */
+  /**
+   * Routes each RPC of a chain's connections (A36's server-side routing), then runs the chain's
+   * RBAC filters on it (A41).
+   */
   private interceptor(chain: ServerFilterChain): ServerInterceptor {
+    const tls = this.credentials._isSecure();
     return (method, call) =>
       new ServerInterceptingCall(call, {
         start: (next) => {
           next({
             onReceiveMetadata: (metadata, nextMetadata) => {
-              const refusal = this.refusal(chain, call.getHost(), method.path, metadata);
-              if (refusal === undefined) {
-                nextMetadata(metadata);
-              } else {
-                call.sendStatus({
-                  code: status.UNAVAILABLE,
-                  details: refusal,
-                  metadata: new Metadata(),
-                });
+              let refusal: Refusal | undefined;
+              try {
+                refusal = this.refusal(chain, call, method.path, metadata, tls);
+              } catch (e) {
+                // Nothing may throw into grpc-js; an unexpected error refuses the RPC.
+                refusal = { code: status.INTERNAL, details: `XdsServer: ${String(e)}` };
               }
+              if (refusal === undefined) nextMetadata(metadata);
+              else call.sendStatus({ ...refusal, metadata: new Metadata() });
             },
           });
         },
@@ -234,32 +246,40 @@ class BoundPort {
   /** Why an RPC is refused, or undefined to serve it. */
   private refusal(
     chain: ServerFilterChain,
-    host: string,
+    call: ServerInterceptingCallInterface,
     path: string,
     metadata: Metadata,
-  ): string | undefined {
+    tls: boolean,
+  ): Refusal | undefined {
+    const unavailable = (details: string) => ({ code: status.UNAVAILABLE, details });
     const hcm = chain.httpConnectionManager;
     let routeConfig = hcm.routeConfig;
     if (!routeConfig && hcm.routeConfigName !== undefined) {
       const state = this.rds.get(hcm.routeConfigName);
       routeConfig = state?.update;
       if (!routeConfig) {
-        return `RouteConfiguration ${hcm.routeConfigName} unavailable${state?.error ? `: ${state.error.message}` : ''}`;
+        return unavailable(
+          `RouteConfiguration ${hcm.routeConfigName} unavailable${state?.error ? `: ${state.error.message}` : ''}`,
+        );
       }
     }
-    if (!routeConfig) return 'no route configuration';
+    if (!routeConfig) return unavailable('no route configuration');
+    const host = call.getHost();
     const virtualHost = findVirtualHost(routeConfig.virtualHosts, host);
-    if (!virtualHost) return `no virtual host for authority ${JSON.stringify(host)}`;
-    try {
-      const found = RouteTable.for(virtualHost, undefined).match(path, metadata);
-      if ('message' in found) return found.message;
-      if (found.route.action.type !== 'non_forwarding') {
-        return `${found.label}: a server serves only routes with a non_forwarding action`;
-      }
-      return undefined;
-    } catch (e) {
-      return `routing failed: ${e instanceof Error ? e.message : String(e)}`;
+    if (!virtualHost) return unavailable(`no virtual host for authority ${JSON.stringify(host)}`);
+    const found = RouteTable.for(virtualHost, undefined).match(path, metadata);
+    if ('message' in found) return unavailable(found.message);
+    if (found.route.action.type !== 'non_forwarding') {
+      return unavailable(
+        `${found.label}: a server serves only routes with a non_forwarding action`,
+      );
     }
+    const rbac = rbacConfigsFor(hcm.httpFilters, virtualHost, found.route);
+    if (rbac.length === 0) return undefined;
+    const decision = checkRbac(rbac, rbacRequestOf(call, path, metadata, tls));
+    return decision.allowed
+      ? undefined
+      : { code: status.PERMISSION_DENIED, details: `RBAC: ${decision.reason}` };
   }
 
   close(): void {

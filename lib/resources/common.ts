@@ -1,5 +1,6 @@
 // Small conversions every resource validator needs. Pure functions.
-import type { ConfigSource, Duration, Int64 } from '../generated/protos';
+import { isIP } from 'node:net';
+import type { CidrRange, ConfigSource, Duration, Int64 } from '../generated/protos';
 import type { DecodeResult } from './resource-type';
 import { ValidationErrors } from '../validation-errors';
 
@@ -31,6 +32,36 @@ export function isAdsOrSelf(source: ConfigSource): boolean {
   // Not `source.configSourceSpecifier`: protobufjs computes oneof getters with Object.keys on
   // every read, and this runs once per cluster on the hot path.
   return source.ads !== null || source.self !== null;
+}
+
+/** A CIDR range with a normalized prefix length. */
+export interface CidrRangeConfig {
+  readonly addressPrefix: string;
+  readonly prefixLen: number;
+}
+
+/**
+ * Validates a CidrRange at the current path; undefined when invalid. An unset `prefix_len` means
+ * `unsetPrefixLen`: the whole address for a filter chain match (A36), 0 for RBAC (Envoy's
+ * default, as C-core and grpc-go read it).
+ */
+export function validateCidrRange(
+  range: CidrRange,
+  errors: ValidationErrors,
+  unsetPrefixLen: 'full' | 0,
+): CidrRangeConfig | undefined {
+  const family = isIP(range.addressPrefix);
+  if (family === 0) {
+    errors.addAt('address_prefix', `not an IP address: "${range.addressPrefix}"`);
+    return undefined;
+  }
+  const full = family === 4 ? 32 : 128;
+  const len = range.prefixLen?.value ?? (unsetPrefixLen === 'full' ? full : 0);
+  if (len > full) {
+    errors.addAt('prefix_len', `${len} is more than ${full}`);
+    return undefined;
+  }
+  return Object.freeze({ addressPrefix: range.addressPrefix, prefixLen: len });
 }
 
 /**

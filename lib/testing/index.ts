@@ -47,6 +47,8 @@ export {
   endpoints,
   listener,
   logicalDnsCluster,
+  rbacFilter,
+  rbacPerRoute,
   routeConfig,
   serverListener,
   type EdsClusterOptions,

@@ -9,6 +9,8 @@ export type JsonObject = { [key: string]: unknown };
 const HCM_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`;
 const ROUTER_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.filters.http.router.v3.Router`;
 const AGGREGATE_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.clusters.aggregate.v3.ClusterConfig`;
+const RBAC_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.filters.http.rbac.v3.RBAC`;
+const RBAC_PER_ROUTE_TYPE_URL = `${TYPE_URL_PREFIX}envoy.extensions.filters.http.rbac.v3.RBACPerRoute`;
 
 /** "Fetch it over the same ADS stream": what gRPC clients require of RDS and EDS configs. */
 function adsConfigSource(): JsonObject {
@@ -40,6 +42,10 @@ export interface ServerListenerOptions {
    * route serving every RPC (`non_forwarding_action`). Ignored with `routeConfigName`.
    */
   routes?: readonly JsonObject[];
+  /** Fields merged into the inline routes' one virtual host (e.g. `typed_per_filter_config`). */
+  virtualHost?: JsonObject;
+  /** HTTP filters run before the router, in order (e.g. `rbacFilter(…)`). Default none. */
+  httpFilters?: readonly JsonObject[];
   /** Fields merged into the one filter chain (e.g. `filter_chain_match`). */
   filterChain?: JsonObject;
 }
@@ -61,7 +67,9 @@ export function serverListener(
       ? {
           route_config: {
             name: `${name}-routes`,
-            virtual_hosts: [{ name: 'server', domains: ['*'], routes: [...routes] }],
+            virtual_hosts: [
+              { name: 'server', domains: ['*'], routes: [...routes], ...options.virtualHost },
+            ],
           },
         }
       : { rds: { route_config_name: options.routeConfigName, config_source: adsConfigSource() } };
@@ -76,7 +84,10 @@ export function serverListener(
             typed_config: {
               '@type': HCM_TYPE_URL,
               ...routeSpecifier,
-              http_filters: [{ name: 'router', typed_config: { '@type': ROUTER_TYPE_URL } }],
+              http_filters: [
+                ...(options.httpFilters ?? []),
+                { name: 'router', typed_config: { '@type': ROUTER_TYPE_URL } },
+              ],
             },
           },
         ],
@@ -84,6 +95,23 @@ export function serverListener(
       },
     ],
   };
+}
+
+/**
+ * An RBAC HTTP filter (gRFC A41) for `ServerListenerOptions.httpFilters`. `rules` is an
+ * `envoy.config.rbac.v3.RBAC` in proto3 JSON (`{ action: 'DENY', policies: { … } }`); without
+ * it the filter enforces nothing.
+ */
+export function rbacFilter(name: string, rules?: JsonObject): JsonObject {
+  return { name, typed_config: { '@type': RBAC_TYPE_URL, ...(rules ? { rules } : {}) } };
+}
+
+/**
+ * An RBACPerRoute override for a route's or virtual host's `typed_per_filter_config`, keyed by
+ * the RBAC filter's name: `rules` replace the filter's there; without them RBAC is off there.
+ */
+export function rbacPerRoute(rules?: JsonObject): JsonObject {
+  return { '@type': RBAC_PER_ROUTE_TYPE_URL, ...(rules ? { rbac: { rules } } : {}) };
 }
 
 export interface RouteConfigOptions {

@@ -288,6 +288,8 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
   endpoints: 'function',
   listener: 'function',
   logicalDnsCluster: 'function',
+  rbacFilter: 'function',
+  rbacPerRoute: 'function',
   resolveTypeUrl: 'function',
   routeConfig: 'function',
   serverListener: 'function',

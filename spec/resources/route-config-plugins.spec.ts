@@ -85,18 +85,17 @@ describe('typed_per_filter_config', () => {
     isOptional,
   });
 
-  it('accepts overrides for a recognised filter, plain, in FilterConfig or in a TypedStruct', () => {
-    const typedStruct = {
-      '@type': TYPE_PREFIX + 'xds.type.v3.TypedStruct',
-      typeUrl: TYPE_PREFIX + 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
-    };
+  it('accepts overrides for a recognised filter, plain or in FilterConfig', () => {
+    // An RBACPerRoute without `rbac`: RBAC off for the route (its TypedStruct form is refused,
+    // spec/resources/rbac.spec.ts).
+    const rbacPerRoute = rawAny('envoy.extensions.filters.http.rbac.v3.RBACPerRoute');
     const config = routeConfig({
       virtualHosts: [
         virtualHost({
           typedPerFilterConfig: { fault: faultAny },
           routes: [
             route({
-              typedPerFilterConfig: { fault: filterConfig(faultAny, false), other: typedStruct },
+              typedPerFilterConfig: { fault: filterConfig(faultAny, false), other: rbacPerRoute },
               route: {
                 cluster: undefined,
                 weightedClusters: {
@@ -123,6 +122,7 @@ describe('typed_per_filter_config', () => {
           {
             typeUrl: TYPE_PREFIX + 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
             isOptional: false,
+            rbac: { rules: undefined },
           },
         ],
       ]),

@@ -2,7 +2,7 @@
 // every RPC against the call's metadata. The rules for absent headers and `invert_match` are the
 // ones Envoy, gRPC C-core and grpc-go share; docs/grpc-routing.md lists them.
 import type { Metadata } from '@grpc/grpc-js';
-import { compileSafeRegex, type HeaderMatch } from '../../resources/route-config';
+import { compileSafeRegex, type HeaderMatch, type StringMatch } from '../../resources/route-config';
 
 /** A compiled header condition: true when the RPC's metadata satisfies it. */
 export type HeaderTest = (metadata: Metadata) => boolean;
@@ -65,39 +65,57 @@ function rangeTest(start: number, end: number): (value: string) => boolean {
 }
 
 /**
- * Compiles one header condition, or returns an error text (a regex RE2 refuses, a range that is
- * not whole numbers) for a virtual host that did not come through our validator.
+ * Compiles a string condition (`exact`, `prefix`, `suffix`, `contains`, `safe_regex`), or returns
+ * an error text for a regex RE2 refuses (a config that did not come through our validator).
+ */
+export function compileStringMatch(
+  match: StringMatch,
+): ((value: string) => boolean) | { readonly error: string } {
+  if (match.type !== 'safe_regex') return stringTest(match.type, match.value, match.ignoreCase);
+  const compiled = compileSafeRegex(match.regex);
+  if ('error' in compiled) return { error: `invalid regex: ${compiled.error}` };
+  const regex = compiled.regex;
+  return (v) => regex.testExact(v);
+}
+
+/**
+ * Compiles one header condition of a route, or returns an error text (a regex RE2 refuses, a
+ * range that is not whole numbers) for a virtual host that did not come through our validator.
  */
 export function compileHeaderMatch(header: HeaderMatch): HeaderTest | { readonly error: string } {
+  return compileHeaderCondition(header, headerValue);
+}
+
+/**
+ * Compiles one header condition over any request representation: `read(source, name)` gives the
+ * value a matcher sees for the lower-case `name`, or undefined when the header counts as absent.
+ * Routes read the call's metadata (`headerValue`); RBAC reads its own view (gRFC A41).
+ */
+export function compileHeaderCondition<S>(
+  header: HeaderMatch,
+  read: (source: S, name: string) => string | undefined,
+): ((source: S) => boolean) | { readonly error: string } {
   // Metadata keys are lower-case in grpc-js, and HTTP header names are case-insensitive.
   const name = header.name.toLowerCase();
   const invert = header.invert;
   if (header.type === 'present') {
     // The one kind that can match an absent header: `present_match: false`, or `true` inverted.
     const wantPresent = header.present !== invert;
-    return (metadata) => (headerValue(metadata, name) !== undefined) === wantPresent;
+    return (source) => (read(source, name) !== undefined) === wantPresent;
   }
   let test: (value: string) => boolean;
-  switch (header.type) {
-    case 'safe_regex': {
-      const compiled = compileSafeRegex(header.regex);
-      if ('error' in compiled)
-        return { error: `header "${name}": invalid regex: ${compiled.error}` };
-      const regex = compiled.regex;
-      test = (v) => regex.testExact(v);
-      break;
+  if (header.type === 'range') {
+    if (!Number.isInteger(header.start) || !Number.isInteger(header.end)) {
+      return { error: `header "${name}": range bounds must be integers` };
     }
-    case 'range':
-      if (!Number.isInteger(header.start) || !Number.isInteger(header.end)) {
-        return { error: `header "${name}": range bounds must be integers` };
-      }
-      test = rangeTest(header.start, header.end);
-      break;
-    default:
-      test = stringTest(header.type, header.value, header.ignoreCase);
+    test = rangeTest(header.start, header.end);
+  } else {
+    const compiled = compileStringMatch(header);
+    if ('error' in compiled) return { error: `header "${name}": ${compiled.error}` };
+    test = compiled;
   }
-  return (metadata) => {
-    const value = headerValue(metadata, name);
+  return (source) => {
+    const value = read(source, name);
     // An absent header matches no value condition, inverted or not (Envoy, C-core, grpc-go).
     if (value === undefined) return false;
     return test(value) !== invert;

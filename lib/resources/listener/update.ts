@@ -1,5 +1,7 @@
 // The validated, immutable form of a client-side Listener, shared by every watcher.
 // Field-by-field meaning and defaults: docs/resources/listener.md.
+import type { CidrRangeConfig } from '../common';
+import type { RbacConfig } from '../rbac/update';
 import type { FaultInjectionConfig, RouteConfigUpdate } from '../route-config/update';
 
 export interface ListenerUpdate {
@@ -37,6 +39,8 @@ export interface HttpFilterConfig {
   readonly isOptional: boolean;
   /** The fault injection filter's config (gRFC A33), when `typeUrl` is `HTTPFault`. */
   readonly fault?: FaultInjectionConfig;
+  /** The RBAC filter's config (gRFC A41, server side), when `typeUrl` is the RBAC filter's. */
+  readonly rbac?: RbacConfig;
 }
 
 /**
@@ -59,11 +63,8 @@ export interface ServerFilterChain {
   readonly httpConnectionManager: HttpConnectionManagerConfig;
 }
 
-/** A CIDR range with a normalized prefix length (the address's family's full length if unset). */
-export interface CidrRangeConfig {
-  readonly addressPrefix: string;
-  readonly prefixLen: number;
-}
+/** A filter chain match's CIDR range: an unset prefix length is the address's full length. */
+export type { CidrRangeConfig } from '../common';
 
 export interface FilterChainMatchConfig {
   readonly destinationPrefixes: readonly CidrRangeConfig[];

@@ -13,7 +13,8 @@ import {
   type Listener,
   type Rds,
 } from '../../generated/protos';
-import { durationMs, isAdsOrSelf } from '../common';
+import { durationMs, isAdsOrSelf, validateCidrRange } from '../common';
+import { RBAC_FILTER_TYPE, validateRbacFilterConfig } from '../rbac/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from '../route-config/fault';
 import {
   HTTP_FILTER_KINDS,
@@ -68,8 +69,7 @@ function validateHttpFilter(
     const ext = extractFilterExtension(typedConfig, errors);
     if (!ext) return undefined;
     const kind = HTTP_FILTER_KINDS.get(ext.typeName);
-    // Servers run only the router for now (the fault filter is client-only; RBAC is later).
-    const usable = kind && (server ? ext.typeName === ROUTER_FILTER_TYPE : kind.client);
+    const usable = kind && (server ? kind.server : kind.client);
     if (!kind || !usable) {
       if (!filter.isOptional) {
         errors.add(
@@ -83,11 +83,14 @@ function validateHttpFilter(
     if (ext.typeName === ROUTER_FILTER_TYPE) validateRouterConfig(ext, errors);
     const fault =
       ext.typeName === FAULT_FILTER_TYPE ? validateFaultConfig(ext.value, errors) : undefined;
+    const rbac =
+      ext.typeName === RBAC_FILTER_TYPE ? validateRbacFilterConfig(ext.value, errors) : undefined;
     return Object.freeze({
       name: filter.name,
       typeUrl: ext.typeUrl,
       isOptional: filter.isOptional,
       ...(fault ? { fault } : {}),
+      ...(rbac ? { rbac } : {}),
     });
   });
 }
@@ -409,20 +412,8 @@ function validateMatch(match: FilterChainMatch, errors: ValidationErrors): Filte
 function validateRanges(ranges: readonly CidrRange[], errors: ValidationErrors): CidrRangeConfig[] {
   const out: CidrRangeConfig[] = [];
   ranges.forEach((range, index) => {
-    errors.index(index, () => {
-      const family = isIP(range.addressPrefix);
-      if (family === 0) {
-        errors.addAt('address_prefix', `not an IP address: "${range.addressPrefix}"`);
-        return;
-      }
-      const full = family === 4 ? 32 : 128;
-      const len = range.prefixLen === null ? full : range.prefixLen.value;
-      if (len > full) {
-        errors.addAt('prefix_len', `${len} is more than ${full}`);
-        return;
-      }
-      out.push(Object.freeze({ addressPrefix: range.addressPrefix, prefixLen: len }));
-    });
+    const valid = errors.index(index, () => validateCidrRange(range, errors, 'full'));
+    if (valid) out.push(valid);
   });
   return Object.freeze(out) as CidrRangeConfig[];
 }

@@ -4,12 +4,11 @@
 import { messageCodec, TYPE_URL_PREFIX, typeNameOfUrl } from '../../codec';
 import type { Any } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { RBAC_FILTER_TYPE, RBAC_PER_ROUTE_TYPE, validateRbacPerRoute } from '../rbac/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from './fault';
 import type { FilterOverride, FilterOverrides } from './update';
 
 export const ROUTER_FILTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
-const RBAC_FILTER_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBAC';
-const RBAC_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
 const FILTER_CONFIG_TYPE = 'envoy.config.route.v3.FilterConfig';
 const TYPED_STRUCT_TYPES = new Set(['xds.type.v3.TypedStruct', 'udpa.type.v1.TypedStruct']);
 
@@ -18,22 +17,30 @@ export interface HttpFilterKind {
   readonly terminal: boolean;
   /** Usable by a gRPC client (RBAC is server-side only, gRFC A41). */
   readonly client: boolean;
+  /** Usable by an xDS-enabled server (A36): the router and RBAC (the fault filter is client-only). */
+  readonly server: boolean;
   /** The config type it accepts in `typed_per_filter_config`; none: overrides are an error. */
   readonly overrideType?: string;
 }
 
 /**
  * Known top-level filter config types: the router; fault injection (A33), whose config and
- * overrides are parsed for the grpc plugin to apply; and RBAC (A41), recognised as server-side
- * only so that an optional one is skipped rather than NACKed.
+ * overrides are parsed for the grpc plugin's channels to apply; and RBAC (A41), whose config and
+ * overrides are parsed for XdsServer to enforce (on a client it is an error unless optional).
  */
 export const HTTP_FILTER_KINDS: ReadonlyMap<string, HttpFilterKind> = new Map<
   string,
   HttpFilterKind
 >([
-  [ROUTER_FILTER_TYPE, { terminal: true, client: true }],
-  [FAULT_FILTER_TYPE, { terminal: false, client: true, overrideType: FAULT_FILTER_TYPE }],
-  [RBAC_FILTER_TYPE, { terminal: false, client: false, overrideType: RBAC_PER_ROUTE_TYPE }],
+  [ROUTER_FILTER_TYPE, { terminal: true, client: true, server: true }],
+  [
+    FAULT_FILTER_TYPE,
+    { terminal: false, client: true, server: false, overrideType: FAULT_FILTER_TYPE },
+  ],
+  [
+    RBAC_FILTER_TYPE,
+    { terminal: false, client: false, server: true, overrideType: RBAC_PER_ROUTE_TYPE },
+  ],
 ]);
 
 /** Override config types, to the filter kind that accepts them. */
@@ -131,6 +138,11 @@ function validateOverride(any: Any, errors: ValidationErrors): FilterOverride | 
       const fault = validateFaultConfig(ext.value, errors);
       if (!fault) return undefined;
       return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional, fault });
+    }
+    if (ext.typeName === RBAC_PER_ROUTE_TYPE) {
+      const rbac = validateRbacPerRoute(ext.value, errors);
+      if (!rbac) return undefined;
+      return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional, rbac });
     }
     if (OVERRIDE_TYPES.has(ext.typeName)) {
       return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional });

@@ -23,6 +23,7 @@ export type {
   RouteAction,
   RouteConfigUpdate,
   RouteMatch,
+  StringMatch,
   VirtualHost,
   WeightedCluster,
   WeightedClustersAction,

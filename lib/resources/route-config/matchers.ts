@@ -10,7 +10,7 @@ import {
 import { int64ToNumber } from '../common';
 import { compileSafeRegex } from '../safe-regex';
 import type { ValidationErrors } from '../../validation-errors';
-import type { HeaderMatch, PathMatch, RouteMatch } from './update';
+import type { HeaderMatch, PathMatch, RouteMatch, StringMatch } from './update';
 
 /**
  * Validates a RegexMatcher at the current path with RE2 itself (re2js): NACKs exactly what RE2
@@ -57,28 +57,21 @@ function validatePath(match: RouteMatchProto, errors: ValidationErrors): PathMat
   return { type: 'prefix', prefix: '' };
 }
 
-function validateStringMatch(
-  name: string,
-  invert: boolean,
+/** Validates a StringMatcher at the current path; undefined when invalid. */
+export function validateStringMatcher(
   matcher: StringMatcher,
   errors: ValidationErrors,
-): HeaderMatch | undefined {
+): StringMatch | undefined {
   const ignoreCase = matcher.ignoreCase;
   switch (matcher.matchPattern) {
     case 'exact':
     case 'prefix':
     case 'suffix':
     case 'contains':
-      return {
-        name,
-        invert,
-        type: matcher.matchPattern,
-        value: matcher[matcher.matchPattern] ?? '',
-        ignoreCase,
-      };
+      return { type: matcher.matchPattern, value: matcher[matcher.matchPattern] ?? '', ignoreCase };
     case 'safeRegex': {
       const regex = errors.field('safe_regex', () => validateRegex(matcher.safeRegex!, errors));
-      return regex === undefined ? undefined : { name, invert, type: 'safe_regex', regex };
+      return regex === undefined ? undefined : { type: 'safe_regex', regex };
     }
     default:
       errors.addAt('match_pattern', 'field not present');
@@ -86,7 +79,11 @@ function validateStringMatch(
   }
 }
 
-function validateHeader(header: HeaderMatcher, errors: ValidationErrors): HeaderMatch | undefined {
+/** Validates a HeaderMatcher at the current path (routes and RBAC); undefined when invalid. */
+export function validateHeaderMatcher(
+  header: HeaderMatcher,
+  errors: ValidationErrors,
+): HeaderMatch | undefined {
   const name = header.name;
   const invert = header.invertMatch;
   if (name === '') errors.addAt('name', 'must be non-empty');
@@ -116,10 +113,12 @@ function validateHeader(header: HeaderMatcher, errors: ValidationErrors): Header
     }
     case 'presentMatch':
       return { name, invert, type: 'present', present: header.presentMatch ?? false };
-    case 'stringMatch':
-      return errors.field('string_match', () =>
-        validateStringMatch(name, invert, header.stringMatch!, errors),
+    case 'stringMatch': {
+      const match = errors.field('string_match', () =>
+        validateStringMatcher(header.stringMatch!, errors),
       );
+      return match && { name, invert, ...match };
+    }
     default:
       errors.addAt('header_match_specifier', 'field not present');
       return undefined;
@@ -158,7 +157,9 @@ export function validateRouteMatch(match: RouteMatchProto, errors: ValidationErr
   const path = validatePath(match, errors);
   const headers: HeaderMatch[] = [];
   match.headers.forEach((header, i) => {
-    const h = errors.field('headers', () => errors.index(i, () => validateHeader(header, errors)));
+    const h = errors.field('headers', () =>
+      errors.index(i, () => validateHeaderMatcher(header, errors)),
+    );
     if (h) headers.push(Object.freeze(h));
   });
   const fraction = match.runtimeFraction ? validateRuntimeFraction(match, errors) : undefined;

@@ -1,5 +1,9 @@
 // The validated, immutable form of a RouteConfiguration (gRFC A28), shared by every watcher.
 // Field-by-field meaning and defaults: docs/resources/route-config.md.
+import type { HeaderMatch } from '../matcher-update';
+import type { RbacConfig } from '../rbac/update';
+
+export type { HeaderMatch, StringMatch } from '../matcher-update';
 
 export interface RouteConfigUpdate {
   readonly name: string;
@@ -51,24 +55,6 @@ export type PathMatch =
   | { readonly type: 'path'; readonly path: string }
   /** The whole path must match `regex`, an RE2 pattern (checked by validation). */
   | { readonly type: 'safe_regex'; readonly regex: string };
-
-/** A request-header condition; `invert` negates the result (A28, A63 `string_match`). */
-export type HeaderMatch = {
-  readonly name: string;
-  readonly invert: boolean;
-} & (
-  | {
-      readonly type: 'exact' | 'prefix' | 'suffix' | 'contains';
-      readonly value: string;
-      /** From `string_match.ignore_case`; the legacy `*_match` fields are case-sensitive. */
-      readonly ignoreCase: boolean;
-    }
-  | { readonly type: 'safe_regex'; readonly regex: string }
-  /** The header parses as an integer in [start, end). Exact up to 2^53. */
-  | { readonly type: 'range'; readonly start: number; readonly end: number }
-  /** The header is present (`present: true`) or absent (`present: false`). */
-  | { readonly type: 'present'; readonly present: boolean }
-);
 
 /** What to do with an RPC that matched. */
 export type RouteAction =
@@ -162,6 +148,8 @@ export interface FilterOverride {
   readonly isOptional: boolean;
   /** The parsed config, when the override is for the fault injection filter (A33). */
   readonly fault?: FaultInjectionConfig;
+  /** The parsed `RBACPerRoute.rbac`, when the override is for the RBAC filter (A41). */
+  readonly rbac?: RbacConfig;
 }
 
 /**

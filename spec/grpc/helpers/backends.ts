@@ -72,17 +72,21 @@ const DEFAULT_RPC_DEADLINE_MS = 2000;
 const DEFAULT_WAIT_MS = 5000;
 
 const identity = (b: Buffer) => b;
-const ECHO_SERVICE: grpc.ServiceDefinition = {
-  Echo: {
-    path: ECHO_PATH,
+
+/** A unary method of the test service at `path`: bytes in, a string (a backend's name) out. */
+export function unaryMethod(path: string): grpc.MethodDefinition<Buffer, string> {
+  return {
+    path,
     requestStream: false,
     responseStream: false,
     requestSerialize: identity,
     requestDeserialize: identity,
     responseSerialize: (name: string) => Buffer.from(name),
     responseDeserialize: (b: Buffer) => b.toString(),
-  },
-};
+  };
+}
+
+const ECHO_SERVICE: grpc.ServiceDefinition = { Echo: unaryMethod(ECHO_PATH) };
 
 /** Everything this module started and has not stopped: closeAll() stops it. */
 const live = new Set<{ stop(): Promise<void> }>();
