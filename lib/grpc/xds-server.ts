@@ -3,7 +3,9 @@
 // port is not serving, connections are closed as they arrive; while it serves, each connection
 // is matched to a filter chain and handed to that chain's grpc-js connection injector, whose
 // interceptor routes every RPC by the chain's HttpConnectionManager: a route with a
-// non_forwarding action is served, anything else fails with UNAVAILABLE. Usage: docs/server.md.
+// non_forwarding action is served, anything else fails with UNAVAILABLE. With
+// XdsServerCredentials, a chain's DownstreamTlsContext gives its injector TLS credentials
+// (gRFC A29, xds-credentials.ts). Usage: docs/server.md, docs/security.md.
 import * as net from 'node:net';
 import {
   experimental,
@@ -26,6 +28,7 @@ import { logError } from '../trace';
 import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
 import { RouteTable } from './routing';
 import { selectFilterChain } from './server-chains';
+import { chainCredentials } from './xds-credentials';
 
 /** What `onServingStatusUpdate` reports: serving, or not with the reason. */
 export interface ServingStatus {
@@ -64,6 +67,8 @@ interface RdsState {
 interface Generation {
   readonly listener: ServerListenerConfig;
   readonly injectors: Map<ServerFilterChain, Injector>;
+  /** Gives back the chains' certificate providers once their injectors are gone. */
+  readonly release: () => void;
 }
 
 class BoundPort {
@@ -114,12 +119,20 @@ class BoundPort {
     const chains = [...listener.filterChains];
     if (listener.defaultFilterChain) chains.push(listener.defaultFilterChain);
     const rdsNames = new Set<string>();
+    const releases: (() => void)[] = [];
+    const providers = this.lease!.client.bootstrap.certificateProviders;
     for (const chain of chains) {
       const hcm = chain.httpConnectionManager;
       if (hcm.routeConfigName !== undefined) rdsNames.add(hcm.routeConfigName);
-      injectors.set(chain, this.owner.injectorFor(this.credentials, this.interceptor(chain)));
+      const { credentials, release } = chainCredentials(
+        this.credentials,
+        chain.security,
+        providers,
+      );
+      releases.push(release);
+      injectors.set(chain, this.owner.injectorFor(credentials, this.interceptor(chain)));
     }
-    this.generation = { listener, injectors };
+    this.generation = { listener, injectors, release: () => releases.forEach((r) => r()) };
     for (const name of rdsNames) if (!this.rds.has(name)) this.watchRoutes(name);
     for (const [name, state] of this.rds) {
       if (!rdsNames.has(name)) {
@@ -187,6 +200,7 @@ class BoundPort {
       injector.drain(this.owner.drainGraceTimeMs);
       injector.destroy();
     }
+    generation.release();
   }
 
   private onConnection(socket: net.Socket): void {
@@ -271,6 +285,7 @@ class BoundPort {
     this.rds.clear();
     if (this.generation) {
       for (const injector of this.generation.injectors.values()) injector.destroy();
+      this.generation.release();
     }
     this.generation = undefined;
     this.lease?.release();
