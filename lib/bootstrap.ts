@@ -5,6 +5,10 @@
 
 import { readFileSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
+import {
+  parseCertificateProviders,
+  type CertificateProviderConfig,
+} from './bootstrap-certificates';
 import { XdsError, formatFieldErrors, type FieldError, type XdsErrorOptions } from './errors';
 import { ValidationErrors } from './validation-errors';
 
@@ -58,6 +62,8 @@ export interface Bootstrap {
   /** Default `%s`. */
   readonly clientDefaultListenerResourceNameTemplate: string;
   readonly serverListenerResourceNameTemplate: string | undefined;
+  /** gRFC A29: certificate provider instances by name (empty when the field is absent). */
+  readonly certificateProviders: ReadonlyMap<string, CertificateProviderConfig>;
 }
 
 /** A stable identity for a server config: equal keys share one ADS stream. */
@@ -187,12 +193,16 @@ function parseBootstrap(errs: ValidationErrors, raw: unknown): Bootstrap | undef
     raw,
     'server_listener_resource_name_template',
   );
+  const certificateProviders = new FrozenMap(
+    parseCertificateProviders(errs, own(raw, 'certificate_providers')),
+  );
   return Object.freeze({
     xdsServers,
     node,
     authorities,
     clientDefaultListenerResourceNameTemplate,
     serverListenerResourceNameTemplate,
+    certificateProviders,
   });
 }
 

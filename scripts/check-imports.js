@@ -22,6 +22,7 @@ const LAYERS = [
     name: 'shared',
     files: [
       'bootstrap.ts',
+      'bootstrap-certificates.ts',
       'errors.ts',
       'validation-errors.ts',
       'codec.ts',

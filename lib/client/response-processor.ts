@@ -25,6 +25,8 @@ export interface ResponseContext {
   readonly server: XdsServerConfig;
   /** For the decode context: the LB policies the client's user can run. */
   readonly lbPolicies?: LbPolicyRegistry | undefined;
+  /** For the decode context: the bootstrap's certificate provider instances. */
+  readonly certificateProviders?: DecodeContext['certificateProviders'];
   readonly nodeId: string;
   readonly type: ResourceType<unknown>;
   /** The cache entry subscribed to `name` on this server, if any. */
@@ -67,8 +69,13 @@ export function processResponse(
   ctx: ResponseContext,
 ): ProcessedResponse {
   const { type, server } = ctx;
-  const decodeContext: DecodeContext =
-    ctx.lbPolicies === undefined ? { server } : { server, lbPolicies: ctx.lbPolicies };
+  const decodeContext: DecodeContext = {
+    server,
+    ...(ctx.lbPolicies === undefined ? {} : { lbPolicies: ctx.lbPolicies }),
+    ...(ctx.certificateProviders === undefined
+      ? {}
+      : { certificateProviders: ctx.certificateProviders }),
+  };
   const version = response.versionInfo;
   const now = new Date();
   const seen = new Set<string>();

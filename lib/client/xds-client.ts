@@ -330,6 +330,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     const { verdict, notifications } = processResponse(response, {
       server: channel.config,
       lbPolicies: this.options.lbPolicies,
+      certificateProviders: this.bootstrap.certificateProviders,
       nodeId: this.bootstrap.node.id,
       type,
       lookup: (name) => byName?.get(name),

@@ -1060,8 +1060,35 @@ export interface UpstreamTlsContext {
   readonly sni: string;
 }
 
+/** envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext */
+export interface DownstreamTlsContext {
+  readonly commonTlsContext: CommonTlsContext | null;
+  readonly requireClientCertificate: BoolValue | null;
+  readonly requireSni: BoolValue | null;
+  readonly sessionTicketKeysSdsSecretConfig: SdsSecretConfig | null;
+  readonly disableStatelessSessionResumption: boolean | null;
+  readonly sessionTimeout: Duration | null;
+  readonly ocspStaplePolicy: DownstreamTlsContext_OcspStaplePolicy;
+  /** Which member of the `sessionTicketKeysType` oneof is set. */
+  readonly sessionTicketKeysType?: 'sessionTicketKeysSdsSecretConfig' | 'disableStatelessSessionResumption';
+}
+
+/** envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext.OcspStaplePolicy */
+export enum DownstreamTlsContext_OcspStaplePolicy {
+  LENIENT_STAPLING = 0,
+  STRICT_STAPLING = 1,
+  MUST_STAPLE = 2,
+}
+
+/** envoy.extensions.transport_sockets.tls.v3.TlsParameters */
+export interface TlsParameters {
+  readonly cipherSuites: readonly string[];
+  readonly ecdhCurves: readonly string[];
+}
+
 /** envoy.extensions.transport_sockets.tls.v3.CommonTlsContext */
 export interface CommonTlsContext {
+  readonly tlsParams: TlsParameters | null;
   readonly tlsCertificates: readonly TlsCertificate[];
   readonly tlsCertificateSdsSecretConfigs: readonly SdsSecretConfig[];
   readonly tlsCertificateProviderInstance: CertificateProviderPluginInstance | null;
@@ -1433,6 +1460,8 @@ export interface Messages {
   'envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext.SystemRootCerts': CertificateValidationContext_SystemRootCerts;
   'envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig': SdsSecretConfig;
   'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UpstreamTlsContext;
+  'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': DownstreamTlsContext;
+  'envoy.extensions.transport_sockets.tls.v3.TlsParameters': TlsParameters;
   'envoy.extensions.transport_sockets.tls.v3.CommonTlsContext': CommonTlsContext;
   'envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CertificateProviderInstance': CommonTlsContext_CertificateProviderInstance;
   'envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CombinedCertificateValidationContext': CommonTlsContext_CombinedCertificateValidationContext;
@@ -4199,6 +4228,69 @@ export const descriptor: unknown = {
               }
              }
             },
+            "DownstreamTlsContext": {
+             "oneofs": {
+              "sessionTicketKeysType": {
+               "oneof": [
+                "sessionTicketKeysSdsSecretConfig",
+                "disableStatelessSessionResumption"
+               ]
+              }
+             },
+             "fields": {
+              "commonTlsContext": {
+               "type": "CommonTlsContext",
+               "id": 1
+              },
+              "requireClientCertificate": {
+               "type": "google.protobuf.BoolValue",
+               "id": 2
+              },
+              "requireSni": {
+               "type": "google.protobuf.BoolValue",
+               "id": 3
+              },
+              "sessionTicketKeysSdsSecretConfig": {
+               "type": "SdsSecretConfig",
+               "id": 5
+              },
+              "disableStatelessSessionResumption": {
+               "type": "bool",
+               "id": 7
+              },
+              "sessionTimeout": {
+               "type": "google.protobuf.Duration",
+               "id": 6
+              },
+              "ocspStaplePolicy": {
+               "type": "OcspStaplePolicy",
+               "id": 8
+              }
+             },
+             "nested": {
+              "OcspStaplePolicy": {
+               "values": {
+                "LENIENT_STAPLING": 0,
+                "STRICT_STAPLING": 1,
+                "MUST_STAPLE": 2
+               }
+              }
+             }
+            },
+            "TlsParameters": {
+             "fields": {
+              "cipherSuites": {
+               "rule": "repeated",
+               "type": "string",
+               "id": 3
+              },
+              "ecdhCurves": {
+               "rule": "repeated",
+               "type": "string",
+               "id": 4
+              }
+             }
+            },
             "CommonTlsContext": {
              "oneofs": {
               "validationContextType": {
@@ -4211,6 +4303,10 @@ export const descriptor: unknown = {
               }
              },
              "fields": {
+              "tlsParams": {
+               "type": "TlsParameters",
+               "id": 1
+              },
               "tlsCertificates": {
                "rule": "repeated",
                "type": "TlsCertificate",

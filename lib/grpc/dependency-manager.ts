@@ -273,6 +273,7 @@ export class DependencyManager {
         rootClusters,
         nodeId: node.id,
         node,
+        certificateProviders: this.client.bootstrap.certificateProviders,
       }),
     );
   }

@@ -42,6 +42,14 @@ export const XDS_CONFIG_ATTRIBUTE = `${INTERNAL}.config`;
 /** Attribute: the config below grpc-js's `outlier_detection` (lb/outlier-detection.ts). */
 export const OUTLIER_DETECTION_CHILD_ATTRIBUTE = `${INTERNAL}.outlier_detection_child`;
 
+/**
+ * Subchannel option: the cluster's TLS settings (a SubchannelSecurity, certificates/security.ts),
+ * set by cluster_impl on the subchannels of a cluster with an UpstreamTlsContext (gRFC A29) and
+ * read by XdsChannelCredentials. Unlike the attributes above, it must reach the subchannel: it
+ * keys the subchannel pool, by identity, so one cluster's settings are one object.
+ */
+export const SECURITY_OPTION = 'xds_client.cluster_security';
+
 /** Pick information key: the cluster_manager child an RPC goes to. */
 export const PICK_CLUSTER = 'xds_client.cluster';
 /** Pick information key: set instead of a cluster to fail the RPC at once with this message. */

@@ -2,6 +2,7 @@
 // channel (gRFC A74's XdsConfig), replaced whole on every change.
 
 import type { NodeConfig } from '../bootstrap';
+import type { CertificateProviderConfig } from '../bootstrap-certificates';
 import type { DiscoveryMechanism, Priority } from '../clusters';
 import type { XdsError } from '../errors';
 import type { ClusterUpdate } from '../resources/cluster';
@@ -24,6 +25,8 @@ export interface XdsConfig {
   readonly nodeId: string;
   /** The bootstrap's node: what load reports (LRS) name as their sender. */
   readonly node: NodeConfig;
+  /** The bootstrap's certificate provider instances, for clusters' TLS settings (gRFC A29). */
+  readonly certificateProviders: ReadonlyMap<string, CertificateProviderConfig>;
 }
 
 export type ClusterResult =

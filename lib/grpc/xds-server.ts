@@ -4,7 +4,9 @@
 // is matched to a filter chain and handed to that chain's grpc-js connection injector, whose
 // interceptor routes every RPC by the chain's HttpConnectionManager: a route with a
 // non_forwarding action is served, anything else fails with UNAVAILABLE; then the chain's RBAC
-// filters (gRFC A41) may fail it with PERMISSION_DENIED. Usage: docs/server.md.
+// filters (gRFC A41) may fail it with PERMISSION_DENIED. With XdsServerCredentials, a chain's
+// DownstreamTlsContext gives its injector TLS credentials (gRFC A29, xds-credentials.ts).
+// Usage: docs/server.md, docs/security.md.
 import * as net from 'node:net';
 import {
   experimental,
@@ -29,6 +31,7 @@ import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
 import { checkRbac, rbacConfigsFor, rbacRequestOf } from './rbac';
 import { RouteTable } from './routing';
 import { selectFilterChain } from './server-chains';
+import { chainCredentials } from './xds-credentials';
 
 /** What `onServingStatusUpdate` reports: serving, or not with the reason. */
 export interface ServingStatus {
@@ -73,6 +76,8 @@ interface RdsState {
 interface Generation {
   readonly listener: ServerListenerConfig;
   readonly injectors: Map<ServerFilterChain, Injector>;
+  /** Gives back the chains' certificate providers once their injectors are gone. */
+  readonly release: () => void;
 }
 
 class BoundPort {
@@ -123,12 +128,22 @@ class BoundPort {
     const chains = [...listener.filterChains];
     if (listener.defaultFilterChain) chains.push(listener.defaultFilterChain);
     const rdsNames = new Set<string>();
+    const releases: (() => void)[] = [];
+    const providers = this.lease!.client.bootstrap.certificateProviders;
     for (const chain of chains) {
       const hcm = chain.httpConnectionManager;
       if (hcm.routeConfigName !== undefined) rdsNames.add(hcm.routeConfigName);
-      injectors.set(chain, this.owner.injectorFor(this.credentials, this.interceptor(chain)));
+      const { credentials, release } = chainCredentials(
+        this.credentials,
+        chain.security,
+        providers,
+      );
+      releases.push(release);
+      // RBAC's `authenticated` principals need to know whether the chain's connections use TLS.
+      const interceptor = this.interceptor(chain, credentials._isSecure());
+      injectors.set(chain, this.owner.injectorFor(credentials, interceptor));
     }
-    this.generation = { listener, injectors };
+    this.generation = { listener, injectors, release: () => releases.forEach((r) => r()) };
     for (const name of rdsNames) if (!this.rds.has(name)) this.watchRoutes(name);
     for (const [name, state] of this.rds) {
       if (!rdsNames.has(name)) {
@@ -196,6 +211,7 @@ class BoundPort {
       injector.drain(this.owner.drainGraceTimeMs);
       injector.destroy();
     }
+    generation.release();
   }
 
   private onConnection(socket: net.Socket): void {
@@ -221,8 +237,7 @@ class BoundPort {
    * Routes each RPC of a chain's connections (A36's server-side routing), then runs the chain's
    * RBAC filters on it (A41).
    */
-  private interceptor(chain: ServerFilterChain): ServerInterceptor {
-    const tls = this.credentials._isSecure();
+  private interceptor(chain: ServerFilterChain, tls: boolean): ServerInterceptor {
     return (method, call) =>
       new ServerInterceptingCall(call, {
         start: (next) => {
@@ -291,6 +306,7 @@ class BoundPort {
     this.rds.clear();
     if (this.generation) {
       for (const injector of this.generation.injectors.values()) injector.destroy();
+      this.generation.release();
     }
     this.generation = undefined;
     this.lease?.release();

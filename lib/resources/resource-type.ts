@@ -1,5 +1,6 @@
 import type { FieldError } from '../errors';
 import type { XdsServerConfig } from '../bootstrap';
+import type { CertificateProviderConfig } from '../bootstrap-certificates';
 
 /** What a decoder may know besides the bytes: which server sent them, and who will use them. */
 export interface DecodeContext {
@@ -10,6 +11,11 @@ export interface DecodeContext {
    * custom policies (`TypedStruct`) are skipped, and the policies this library knows are kept.
    */
   readonly lbPolicies?: LbPolicyRegistry | undefined;
+  /**
+   * The bootstrap's certificate provider instances (gRFC A29): a Cluster or Listener whose TLS
+   * context names an instance not in it is NACKed. Absent: names are not checked.
+   */
+  readonly certificateProviders?: ReadonlyMap<string, CertificateProviderConfig> | undefined;
 }
 
 /**

@@ -21,7 +21,22 @@ export type BootstrapJson = {
   authorities?: Record<string, BootstrapAuthorityJson>;
   client_default_listener_resource_name_template?: string;
   server_listener_resource_name_template?: string;
+  certificate_providers?: Record<string, BootstrapCertificateProviderJson>;
 };
+
+export type BootstrapCertificateProviderJson = {
+  plugin_name: string;
+  config?: Record<string, unknown>;
+};
+
+/** A `file_watcher` certificate provider instance (gRFC A29): the files it reads. */
+export interface FileWatcherOptions {
+  certificateFile?: string;
+  privateKeyFile?: string;
+  caCertificateFile?: string;
+  /** Proto3 JSON Duration, e.g. '0.1s' for tests that rotate certificates. Default 10 min. */
+  refreshInterval?: string;
+}
 
 export interface AuthorityOptions {
   /**
@@ -44,6 +59,11 @@ export interface BootstrapOptions {
   clientDefaultListenerResourceNameTemplate?: string;
   /** For XdsServer (gRFC A36), e.g. 'grpc/server?xds.resource.listening_address=%s'. */
   serverListenerResourceNameTemplate?: string;
+  /**
+   * `certificate_providers`: `file_watcher` instances by name, for the TLS settings of
+   * clusters and server Listeners (e.g. the paths `writeCertificateFiles` returns).
+   */
+  certificateProviders?: Readonly<Record<string, FileWatcherOptions>>;
 }
 
 const DEFAULT_NODE_ID = 'test-node';
@@ -68,6 +88,9 @@ export function buildBootstrap(serverUri: string, options: BootstrapOptions = {}
   if (options.serverListenerResourceNameTemplate !== undefined) {
     bootstrap.server_listener_resource_name_template = options.serverListenerResourceNameTemplate;
   }
+  if (options.certificateProviders) {
+    bootstrap.certificate_providers = buildCertificateProviders(options.certificateProviders);
+  }
   return bootstrap;
 }
 
@@ -85,6 +108,23 @@ function buildAuthorities(
       authority.client_listener_resource_name_template = options.clientListenerResourceNameTemplate;
     }
     out[name] = authority;
+  }
+  return out;
+}
+
+function buildCertificateProviders(
+  providers: Readonly<Record<string, FileWatcherOptions>>,
+): Record<string, BootstrapCertificateProviderJson> {
+  const out: Record<string, BootstrapCertificateProviderJson> = {};
+  for (const [name, files] of Object.entries(providers)) {
+    const config: Record<string, unknown> = {};
+    if (files.certificateFile !== undefined) config['certificate_file'] = files.certificateFile;
+    if (files.privateKeyFile !== undefined) config['private_key_file'] = files.privateKeyFile;
+    if (files.caCertificateFile !== undefined) {
+      config['ca_certificate_file'] = files.caCertificateFile;
+    }
+    if (files.refreshInterval !== undefined) config['refresh_interval'] = files.refreshInterval;
+    out[name] = { plugin_name: 'file_watcher', config };
   }
   return out;
 }

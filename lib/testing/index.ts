@@ -29,7 +29,23 @@ export type {
   BootstrapJson,
   BootstrapOptions,
   BootstrapServerJson,
+  BootstrapCertificateProviderJson,
+  FileWatcherOptions,
 } from './bootstrap-json';
+export {
+  TestCertificateAuthority,
+  writeCertificateFiles,
+  type CertificateFiles,
+  type IssueOptions,
+  type SubjectAltNames,
+  type TestCertificate,
+} from './certificates';
+export {
+  downstreamTlsTransportSocket,
+  upstreamTlsTransportSocket,
+  type DownstreamTlsOptions,
+  type UpstreamTlsOptions,
+} from './tls-resources';
 export type { ResourceInput, ResourceJson } from './resource-store';
 export { toMessageBytes, type EncodedResource, type ToMessageOptions } from './json-message';
 export {

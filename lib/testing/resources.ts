@@ -2,6 +2,12 @@
 // to setResources. They return fresh objects: change a field to make a variant, e.g.
 // `{ ...edsCluster('A'), lb_policy: 'RING_HASH' }`.
 import { TYPE_URL_PREFIX } from '../codec';
+import {
+  downstreamTlsTransportSocket,
+  upstreamTlsTransportSocket,
+  type DownstreamTlsOptions,
+  type UpstreamTlsOptions,
+} from './tls-resources';
 
 /** Proto3 JSON of one message. */
 export type JsonObject = { [key: string]: unknown };
@@ -48,6 +54,8 @@ export interface ServerListenerOptions {
   httpFilters?: readonly JsonObject[];
   /** Fields merged into the one filter chain (e.g. `filter_chain_match`). */
   filterChain?: JsonObject;
+  /** The chain's DownstreamTlsContext (gRFC A29). Default: none (the fallback credentials). */
+  tls?: DownstreamTlsOptions;
 }
 
 /**
@@ -91,6 +99,7 @@ export function serverListener(
             },
           },
         ],
+        ...(options.tls ? { transport_socket: downstreamTlsTransportSocket(options.tls) } : {}),
         ...options.filterChain,
       },
     ],
@@ -140,6 +149,8 @@ export interface EdsClusterOptions {
   serviceName?: string;
   /** `lrs_server: { self: {} }`: clients report the cluster's load to this server (LRS). */
   loadReporting?: boolean;
+  /** The cluster's UpstreamTlsContext (gRFC A29). Default: none (the fallback credentials). */
+  tls?: UpstreamTlsOptions;
 }
 
 /** An EDS cluster, round robin, endpoints over ADS. */
@@ -153,6 +164,7 @@ export function edsCluster(name: string, options: EdsClusterOptions = {}): JsonO
     lb_policy: 'ROUND_ROBIN',
   };
   if (options.loadReporting) cluster['lrs_server'] = { self: {} };
+  if (options.tls) cluster['transport_socket'] = upstreamTlsTransportSocket(options.tls);
   return cluster;
 }
 

@@ -208,7 +208,7 @@ describe('loadBootstrap root', () => {
       ],
       node: { id: 'n', user_agent_name: 'x', unknown: [] },
       authorities: { a: { fallback_on_reachability_only: true } },
-      certificate_providers: { p: { plugin_name: 'file_watcher' } },
+      certificate_providers: { p: { plugin_name: 'some_future_plugin', config: { any: 1 } } },
       something_new: 42,
     });
     assert.equal(bootstrap.xdsServers[0]?.serverUri, 'xds.example.com:443');

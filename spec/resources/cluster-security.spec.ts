@@ -3,10 +3,14 @@
 //   2. Decode it, and compare `outlierDetection` / `security` or the exact errors.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { CertificateProviderConfig } from '../../lib/bootstrap-certificates';
+import { clusterResourceType } from '../../lib/resources/cluster';
 import {
+  SERVER,
   caContext,
   clusterErrors,
   edsCluster,
+  encodeCluster,
   rawAny,
   tlsSocket,
   validCluster,
@@ -230,5 +234,37 @@ describe('Cluster transport_socket (A29)', () => {
       `${VC}.match_subject_alt_names[1].safe_regex.regex: invalid regex: missing closing ): \`(\``,
       `${VC}.match_subject_alt_names[2].match_pattern: field not present`,
     ]);
+  });
+
+  it('NACKs provider instances the bootstrap does not configure, and tls_params (A29)', () => {
+    const provider: CertificateProviderConfig = {
+      pluginName: 'file_watcher',
+      config: {
+        certificateFile: undefined,
+        privateKeyFile: undefined,
+        caCertificateFile: 'ca.pem',
+        refreshIntervalMs: 1000,
+      },
+    };
+    const decode = (common: Record<string, unknown>) =>
+      clusterResourceType.decode(
+        encodeCluster(edsCluster({ transportSocket: tlsSocket(common) })),
+        { server: SERVER, certificateProviders: new Map([['roots', provider]]) },
+      );
+    const known = caContext();
+    assert.ok('resource' in decode(known));
+    const result = decode({
+      ...known,
+      tlsCertificateProviderInstance: { instanceName: 'mine' },
+      tlsParams: { cipherSuites: ['x'] },
+    });
+    assert.ok('errors' in result);
+    assert.deepStrictEqual(
+      result.errors.map((e) => `${e.path}: ${e.message}`),
+      [
+        `${CTX}.tls_params: field not supported`,
+        `${CTX}.tls_certificate_provider_instance.instance_name: "mine" is not in the bootstrap's certificate_providers`,
+      ],
+    );
   });
 });

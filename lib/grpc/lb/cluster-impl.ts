@@ -14,9 +14,10 @@ import { serverKey, type XdsServerConfig } from '../../bootstrap';
 import { reportLoad, type LoadReportingLease } from '../../client/load-reporting';
 import type { ClusterLoad } from '../../client/load-store';
 import { callCounter, type CallCounter } from '../../clusters';
-import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../../resources/cluster';
+import { DEFAULT_MAX_CONCURRENT_REQUESTS, type UpstreamTlsConfig } from '../../resources/cluster';
 import type { DropOverload } from '../../resources/endpoint';
-import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../names';
+import { subchannelSecurity, type SubchannelSecurity } from '../certificates/security';
+import { POLICY, SECURITY_OPTION, XDS_CONFIG_ATTRIBUTE } from '../names';
 import type { XdsConfig } from '../xds-config';
 import { LocalitySubchannel, localityOf } from './locality-subchannel';
 import { holdCountedCall, type CallCount } from './call-slots';
@@ -31,6 +32,8 @@ export interface ClusterImplSettings {
   readonly dropCategories: readonly DropOverload[];
   /** The cluster's lrs_server: where its load is reported. Undefined: not reported. */
   readonly lrsServer?: XdsServerConfig | undefined;
+  /** The cluster's UpstreamTlsContext (gRFC A29): its subchannels carry it for the credentials. */
+  readonly security?: UpstreamTlsConfig | undefined;
 }
 
 export class ClusterImplConfig implements TypedConfig {
@@ -55,6 +58,7 @@ export class ClusterImplConfig implements TypedConfig {
           requests_per_million: d.requestsPerMillion,
         })),
         ...(s.lrsServer ? { lrs_load_reporting_server: s.lrsServer } : {}),
+        ...(s.security ? { security: s.security } : {}),
         child_policy: [this.child.toJsonObject()],
       },
     };
@@ -73,6 +77,10 @@ export class ClusterImplConfig implements TypedConfig {
     if (lrs !== undefined && (typeof lrs !== 'object' || typeof lrs?.serverUri !== 'string')) {
       throw bad('lrs_load_reporting_server must be an xDS server (as the bootstrap gives it)');
     }
+    const security = o.security as UpstreamTlsConfig | undefined;
+    if (security !== undefined && !Array.isArray(security?.subjectAltNameMatchers)) {
+      throw bad('security must be a validated UpstreamTlsContext (as a ClusterUpdate gives it)');
+    }
     return new ClusterImplConfig(
       {
         cluster: o.cluster,
@@ -86,6 +94,7 @@ export class ClusterImplConfig implements TypedConfig {
           requestsPerMillion: Number(d.requests_per_million ?? 0),
         })),
         lrsServer: lrs,
+        security,
       },
       child,
     );
@@ -103,6 +112,8 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
     { state: connectivityState; picker: experimental.Picker; message: string | null } | undefined;
   /** Set while an update is applied: the child's reports wait for its end. */
   private updating = false;
+  /** What this cluster's subchannels carry (one object while the settings stay the same). */
+  private security: { readonly key: string; readonly option: SubchannelSecurity } | undefined;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
     this.child = new experimental.ChildLoadBalancerHandler(
@@ -112,8 +123,14 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
           if (!this.updating) this.report();
         },
         // Every subchannel remembers its endpoint's locality, for load reports.
-        createSubchannel: (address, args) =>
-          new LocalitySubchannel(helper.createSubchannel(address, args), localityOf(address)),
+        createSubchannel: (address, args) => {
+          const option = this.security?.option;
+          const withSecurity = option ? { ...args, [SECURITY_OPTION]: option } : args;
+          return new LocalitySubchannel(
+            helper.createSubchannel(address, withSecurity),
+            localityOf(address),
+          );
+        },
       }),
     );
   }
@@ -127,7 +144,9 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
     if (!(config instanceof ClusterImplConfig)) return false;
     this.settings = config.settings;
     this.counter = callCounter(config.settings.cluster, config.settings.edsServiceName);
-    this.updateLoadReporting(config.settings, options[XDS_CONFIG_ATTRIBUTE] as XdsConfig);
+    const xds = options[XDS_CONFIG_ATTRIBUTE] as XdsConfig | undefined;
+    this.updateLoadReporting(config.settings, xds);
+    this.updateSecurity(config.settings, xds);
     this.updating = true;
     try {
       return this.child.updateAddressList(endpoints, config.child, options, resolutionNote);
@@ -162,6 +181,21 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
     this.child.destroy();
     this.lrs?.lease.release();
     this.lrs = undefined;
+  }
+
+  /**
+   * Keeps the subchannel option for the cluster's TLS settings. When they change, the child is
+   * rebuilt so that every connection is made again with the new settings (subchannels keep the
+   * connector they were created with).
+   */
+  private updateSecurity(settings: ClusterImplSettings, xds: XdsConfig | undefined): void {
+    const tls = settings.security;
+    const option = tls && subchannelSecurity(settings.cluster, tls, xds?.certificateProviders);
+    const key = option ? JSON.stringify(option) : undefined;
+    if (key === this.security?.key) return;
+    const hadSubchannels = this.childState !== undefined;
+    this.security = key && option ? { key, option } : undefined;
+    if (hadSubchannels) this.child.destroy();
   }
 
   /**

@@ -66,6 +66,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       maxConcurrentRequests: mechanism.maxConcurrentRequests,
       dropCategories: first?.dropCategories ?? [],
       lrsServer: mechanism.lrsServer,
+      security: cluster.security,
     },
     new PriorityConfig(children),
   );

@@ -9,6 +9,7 @@ import type {
   TransportSocket,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import type { DecodeContext } from '../resource-type';
 import { compileSafeRegex } from '../safe-regex';
 import { decodeAnyValue, typeUrlOf } from './any';
 import type {
@@ -22,10 +23,14 @@ const UPSTREAM_TLS_CONTEXT_URL = typeUrlOf(
 );
 const NOT_SUPPORTED = 'field not supported';
 
+/** The bootstrap's instances, when the decoder was told them (names are checked then). */
+export type ProviderNames = DecodeContext['certificateProviders'];
+
 /** The TLS settings, or undefined after recording errors. */
 export function upstreamTls(
   socket: TransportSocket,
   errors: ValidationErrors,
+  providers: ProviderNames,
 ): UpstreamTlsConfig | undefined {
   const typed = socket.typedConfig;
   if (typed === null) {
@@ -48,71 +53,105 @@ export function upstreamTls(
       errors.addAt('common_tls_context', 'field not present');
       return undefined;
     }
-    return errors.field('common_tls_context', () => commonTlsContext(common, errors));
+    return errors.field('common_tls_context', () => commonTlsContext(common, errors, providers));
   });
 }
 
 function commonTlsContext(
   common: CommonTlsContext,
   errors: ValidationErrors,
+  providers: ProviderNames,
 ): UpstreamTlsConfig | undefined {
   const before = errors.count;
-  if (common.customHandshaker !== null) errors.addAt('custom_handshaker', NOT_SUPPORTED);
-
-  let identityCertificateProvider: CertificateProviderInstance | undefined;
-  const identity = common.tlsCertificateProviderInstance;
-  if (identity !== null) {
-    identityCertificateProvider = errors.field('tls_certificate_provider_instance', () =>
-      providerInstance(identity, errors),
-    );
-  } else {
-    // Certificates given any other way cannot be loaded by gRPC: using none instead would
-    // turn the intended mTLS into server-only TLS.
-    if (common.tlsCertificates.length > 0) errors.addAt('tls_certificates', NOT_SUPPORTED);
-    if (common.tlsCertificateSdsSecretConfigs.length > 0) {
-      errors.addAt('tls_certificate_sds_secret_configs', NOT_SUPPORTED);
-    }
-  }
-
+  const identityCertificateProvider = identityProvider(common, errors, providers);
   let validation: Validation | undefined;
-  switch (common.validationContextType) {
-    case 'validationContext': {
-      const context = common.validationContext!;
-      validation = errors.field('validation_context', () => validationContext(context, errors));
-      break;
-    }
-    case 'combinedValidationContext': {
-      const combined = common.combinedValidationContext!;
-      validation = errors.field('combined_validation_context', () => {
-        const context = combined.defaultValidationContext;
-        if (context === null) {
-          errors.addAt('default_validation_context', 'field not present');
-          return undefined;
-        }
-        return errors.field('default_validation_context', () => validationContext(context, errors));
-      });
-      break;
-    }
-    case 'validationContextSdsSecretConfig':
-      errors.addAt('validation_context_sds_secret_config', NOT_SUPPORTED);
-      break;
-    case 'validationContextCertificateProviderInstance':
-      // The deprecated pre-A29 field; grpc-go still reads it, we do not (see the docs).
-      errors.addAt('validation_context_certificate_provider_instance', NOT_SUPPORTED);
-      break;
-    default:
-      // A client must be able to verify the server: no CA means no TLS.
+  const context = validationContextOf(common, errors);
+  if (context === undefined) {
+    // A client must be able to verify the server: no CA means no TLS. Reported unless the
+    // oneof held something we refused (its own error says why).
+    if (common.validationContextType === undefined) {
       errors.addAt('validation_context', 'field not present');
+    }
+  } else {
+    validation = errors.field(context.path, () =>
+      validationContext(context.value, errors, providers, 'client'),
+    );
   }
   if (errors.count !== before || validation === undefined) return undefined;
   return Object.freeze({ ...validation, identityCertificateProvider });
 }
 
+/**
+ * The identity provider of a CommonTlsContext (undefined when unset or invalid), with the
+ * checks both sides share: fields that would change the handshake in ways gRPC cannot honour,
+ * and identities given any way other than a provider instance (using none instead would turn
+ * the intended mTLS into server-only TLS).
+ */
+export function identityProvider(
+  common: CommonTlsContext,
+  errors: ValidationErrors,
+  providers: ProviderNames,
+): CertificateProviderInstance | undefined {
+  if (common.customHandshaker !== null) errors.addAt('custom_handshaker', NOT_SUPPORTED);
+  if (common.tlsParams !== null) errors.addAt('tls_params', NOT_SUPPORTED);
+  const identity = common.tlsCertificateProviderInstance;
+  if (identity !== null) {
+    return errors.field('tls_certificate_provider_instance', () =>
+      providerInstance(identity, errors, providers),
+    );
+  }
+  if (common.tlsCertificates.length > 0) errors.addAt('tls_certificates', NOT_SUPPORTED);
+  if (common.tlsCertificateSdsSecretConfigs.length > 0) {
+    errors.addAt('tls_certificate_sds_secret_configs', NOT_SUPPORTED);
+  }
+  return undefined;
+}
+
+/**
+ * The CertificateValidationContext of the `validation_context_type` oneof and its field path,
+ * or undefined when unset or given in a way gRPC does not support (then an error is recorded).
+ */
+export function validationContextOf(
+  common: CommonTlsContext,
+  errors: ValidationErrors,
+): { readonly path: string; readonly value: CertificateValidationContext } | undefined {
+  switch (common.validationContextType) {
+    case 'validationContext':
+      return { path: 'validation_context', value: common.validationContext! };
+    case 'combinedValidationContext': {
+      const context = common.combinedValidationContext!.defaultValidationContext;
+      if (context === null) {
+        errors.field('combined_validation_context', () =>
+          errors.addAt('default_validation_context', 'field not present'),
+        );
+        return undefined;
+      }
+      return { path: 'combined_validation_context.default_validation_context', value: context };
+    }
+    case 'validationContextSdsSecretConfig':
+      errors.addAt('validation_context_sds_secret_config', NOT_SUPPORTED);
+      return undefined;
+    case 'validationContextCertificateProviderInstance':
+      // The deprecated pre-A29 field; grpc-go still reads it, we do not (see the docs).
+      errors.addAt('validation_context_certificate_provider_instance', NOT_SUPPORTED);
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
 type Validation = Omit<UpstreamTlsConfig, 'identityCertificateProvider'>;
 
-function validationContext(
+/**
+ * A CertificateValidationContext (A29). On a server, SAN matchers and the system's roots are
+ * refused: A29 lets a server NACK the first, and a server verifying clients against the Web PKI
+ * is almost surely a mistake.
+ */
+export function validationContext(
   context: CertificateValidationContext,
   errors: ValidationErrors,
+  providers: ProviderNames,
+  side: 'client' | 'server',
 ): Validation | undefined {
   const before = errors.count;
   // Each of these asks for a check gRPC does not implement; dropping it would accept peers the
@@ -130,14 +169,19 @@ function validationContext(
   if (context.matchTypedSubjectAltNames.length > 0) {
     errors.addAt('match_typed_subject_alt_names', NOT_SUPPORTED);
   }
+  if (side === 'server' && context.matchSubjectAltNames.length > 0) {
+    errors.addAt('match_subject_alt_names', 'not supported on servers');
+  }
 
   let rootCertificateProvider: CertificateProviderInstance | undefined;
   let useSystemRootCerts = false;
   const ca = context.caCertificateProviderInstance;
   if (ca !== null) {
     rootCertificateProvider = errors.field('ca_certificate_provider_instance', () =>
-      providerInstance(ca, errors),
+      providerInstance(ca, errors, providers),
     );
+  } else if (context.systemRootCerts !== null && side === 'server') {
+    errors.addAt('system_root_certs', 'not supported on servers');
   } else if (context.systemRootCerts !== null) {
     useSystemRootCerts = true;
   } else {
@@ -162,9 +206,18 @@ function validationContext(
 function providerInstance(
   instance: CertificateProviderPluginInstance,
   errors: ValidationErrors,
+  providers: ProviderNames,
 ): CertificateProviderInstance | undefined {
   if (instance.instanceName === '') {
     errors.addAt('instance_name', 'must be non-empty');
+    return undefined;
+  }
+  // A29: an instance the bootstrap does not configure NACKs the resource.
+  if (providers !== undefined && !providers.has(instance.instanceName)) {
+    errors.addAt(
+      'instance_name',
+      `"${instance.instanceName}" is not in the bootstrap's certificate_providers`,
+    );
     return undefined;
   }
   return Object.freeze({

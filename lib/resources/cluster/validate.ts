@@ -54,7 +54,9 @@ export function validateCluster(
   const security =
     socket === null
       ? undefined
-      : errors.field('transport_socket', () => upstreamTls(socket, errors));
+      : errors.field('transport_socket', () =>
+          upstreamTls(socket, errors, context.certificateProviders),
+        );
   if (!errors.isEmpty || variant === undefined || lbPolicy === undefined) return undefined;
   return Object.freeze({
     name: cluster.name,

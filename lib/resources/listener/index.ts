@@ -5,7 +5,12 @@ import type { ResourceType } from '../resource-type';
 import type { ListenerUpdate } from './update';
 import { validateListener } from './validate';
 
-export type { HttpConnectionManagerConfig, HttpFilterConfig, ListenerUpdate } from './update';
+export type {
+  DownstreamTlsConfig,
+  HttpConnectionManagerConfig,
+  HttpFilterConfig,
+  ListenerUpdate,
+} from './update';
 export type * from '../route-config/update';
 export { findVirtualHost } from '../route-config/virtual-host-matching';
 
@@ -16,13 +21,13 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = {
   typeName: 'Listener',
   // LDS is state-of-the-world: a cached Listener missing from a response has been deleted.
   allResourcesRequiredInSotW: true,
-  decode: (bytes) =>
+  decode: (bytes, context) =>
     decodeAndValidate(
       'Listener',
       bytes,
       codec.decode,
       (listener) => listener.name,
-      validateListener,
+      (listener, errors) => validateListener(listener, errors, context?.certificateProviders),
     ),
   peekName: peekNameField,
 };

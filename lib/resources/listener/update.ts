@@ -1,5 +1,6 @@
 // The validated, immutable form of a client-side Listener, shared by every watcher.
 // Field-by-field meaning and defaults: docs/resources/listener.md.
+import type { CertificateProviderInstance } from '../cluster/update';
 import type { CidrRangeConfig } from '../common';
 import type { RbacConfig } from '../rbac/update';
 import type { FaultInjectionConfig, RouteConfigUpdate } from '../route-config/update';
@@ -61,6 +62,24 @@ export interface ServerFilterChain {
   readonly name: string;
   readonly match: FilterChainMatchConfig;
   readonly httpConnectionManager: HttpConnectionManagerConfig;
+  /**
+   * The chain's DownstreamTlsContext (gRFC A29): its connections use TLS with these
+   * certificates when the server uses XdsServerCredentials. Absent: the fallback credentials.
+   */
+  readonly security?: DownstreamTlsConfig;
+}
+
+/** A filter chain's TLS settings: the server's identity and how client certificates are checked. */
+export interface DownstreamTlsConfig {
+  /** The server's certificate and key. */
+  readonly identityCertificateProvider: CertificateProviderInstance;
+  /**
+   * The CA that client certificates are verified against; when set, the server asks clients for
+   * a certificate. Undefined: server-authenticated TLS only.
+   */
+  readonly rootCertificateProvider: CertificateProviderInstance | undefined;
+  /** Connections without a valid client certificate are refused. */
+  readonly requireClientCertificate: boolean;
 }
 
 /** A filter chain match's CIDR range: an unset prefix length is the address's full length. */

@@ -23,6 +23,8 @@ import {
   validateRouterConfig,
 } from '../route-config/filters';
 import { validateRouteConfiguration } from '../route-config/validate';
+import type { ProviderNames } from '../cluster/security';
+import { downstreamTls } from './downstream-tls';
 import type { ValidationErrors } from '../../validation-errors';
 import type {
   CidrRangeConfig,
@@ -220,11 +222,15 @@ function errorText(e: unknown): string {
  * Validates a Listener: client-side with an api_listener, else server-side (gRFC A36) when it
  * has an address. The result is only meaningful when no error was added.
  */
-export function validateListener(listener: Listener, errors: ValidationErrors): ListenerUpdate {
+export function validateListener(
+  listener: Listener,
+  errors: ValidationErrors,
+  certificateProviders?: ProviderNames,
+): ListenerUpdate {
   const apiListener = listener.apiListener;
   if (!apiListener) {
     if (listener.address) {
-      const server = validateServerListener(listener, errors);
+      const server = validateServerListener(listener, errors, certificateProviders);
       return Object.freeze({ name: listener.name, httpConnectionManager: EMPTY_HCM, server });
     }
     errors.addAt('api_listener', 'field not present');
@@ -266,6 +272,7 @@ const SOURCE_TYPES: Record<number, FilterChainMatchConfig['sourceType']> = {
 function validateServerListener(
   listener: Listener,
   errors: ValidationErrors,
+  providers: ProviderNames,
 ): ServerListenerConfig {
   const socket = listener.address!.socketAddress;
   let address = '';
@@ -288,7 +295,7 @@ function validateServerListener(
     listener.filterChains.forEach((chain, index) => {
       errors.index(index, () => {
         const before = errors.count;
-        const validated = validateFilterChain(chain, errors);
+        const validated = validateFilterChain(chain, errors, providers);
         // An invalid chain's match is incomplete: comparing it would report false overlaps.
         if (!validated || errors.count > before) return;
         // A36: two chains matching exactly the same connections is an error.
@@ -306,7 +313,7 @@ function validateServerListener(
   });
   const defaultFilterChain = listener.defaultFilterChain
     ? errors.field('default_filter_chain', () =>
-        validateFilterChain(listener.defaultFilterChain!, errors, true),
+        validateFilterChain(listener.defaultFilterChain!, errors, providers, true),
       )
     : undefined;
   return Object.freeze({
@@ -337,6 +344,7 @@ function matchKeys(match: FilterChainMatchConfig): string[] {
 function validateFilterChain(
   chain: FilterChain,
   errors: ValidationErrors,
+  providers: ProviderNames,
   isDefault = false,
 ): ServerFilterChain | undefined {
   const match = chain.filterChainMatch;
@@ -372,7 +380,16 @@ function validateFilterChain(
       });
     });
   });
-  return Object.freeze({ name: chain.name, match: matchConfig, httpConnectionManager });
+  const socket = chain.transportSocket;
+  const security = socket
+    ? errors.field('transport_socket', () => downstreamTls(socket, errors, providers))
+    : undefined;
+  return Object.freeze({
+    name: chain.name,
+    match: matchConfig,
+    httpConnectionManager,
+    ...(security ? { security } : {}),
+  });
 }
 
 /** A36: a chain naming a destination port, server names, ALPN or a non-raw transport never matches. */

@@ -1,0 +1,144 @@
+// The bootstrap's `certificate_providers` (gRFC A29): named certificate provider instances that
+// a Cluster's UpstreamTlsContext and a Listener's DownstreamTlsContext refer to by name. The one
+// plugin gRPC defines is `file_watcher` (PEM files re-read every refresh_interval). Like
+// grpc-go, an instance of a plugin we do not know is skipped rather than failing the bootstrap:
+// a resource that names it is then NACKed as naming an instance that is not configured.
+
+import type { ValidationErrors } from './validation-errors';
+
+/** gRFC A29's `file_watcher` config. At least one of the identity pair and the CA is set. */
+export interface FileWatcherConfig {
+  /** PEM certificate chain of our identity; set exactly when `privateKeyFile` is. */
+  readonly certificateFile: string | undefined;
+  readonly privateKeyFile: string | undefined;
+  /** PEM CA certificates that peers are verified against. */
+  readonly caCertificateFile: string | undefined;
+  /** How often the files are re-read (`refresh_interval`, default 10 minutes). */
+  readonly refreshIntervalMs: number;
+}
+
+export interface CertificateProviderConfig {
+  readonly pluginName: 'file_watcher';
+  readonly config: FileWatcherConfig;
+}
+
+const DEFAULT_REFRESH_INTERVAL_MS = 10 * 60 * 1000;
+const FILE_FIELDS = [
+  ['certificate_file', 'certificateFile'],
+  ['private_key_file', 'privateKeyFile'],
+  ['ca_certificate_file', 'caCertificateFile'],
+] as const;
+
+type JsonObject = Record<string, unknown>;
+
+/**
+ * Validates the top-level `certificate_providers`; a missing field is an empty map. Errors are
+ * recorded at `certificate_providers["name"].…`.
+ */
+export function parseCertificateProviders(
+  errs: ValidationErrors,
+  value: unknown,
+): ReadonlyMap<string, CertificateProviderConfig> {
+  const providers = new Map<string, CertificateProviderConfig>();
+  if (value === undefined) return providers;
+  if (!isObject(value)) {
+    errs.addAt('certificate_providers', mustBe('an object', value));
+    return providers;
+  }
+  for (const [name, entry] of Object.entries(value)) {
+    // Instance names are arbitrary strings: quoted, so that the path stays unambiguous.
+    const path = `certificate_providers[${JSON.stringify(name)}]`;
+    const provider = errs.field(path, () => parseInstance(errs, entry));
+    if (provider !== undefined) providers.set(name, provider);
+  }
+  return providers;
+}
+
+function parseInstance(
+  errs: ValidationErrors,
+  value: unknown,
+): CertificateProviderConfig | undefined {
+  if (!isObject(value)) {
+    errs.add(mustBe('an object', value));
+    return undefined;
+  }
+  const pluginName = own(value, 'plugin_name');
+  if (pluginName === undefined) {
+    errs.addAt('plugin_name', 'field not present');
+    return undefined;
+  }
+  if (typeof pluginName !== 'string') {
+    errs.addAt('plugin_name', mustBe('a string', pluginName));
+    return undefined;
+  }
+  // Another plugin's config is opaque to us: skipped, as grpc-go does.
+  if (pluginName !== 'file_watcher') return undefined;
+  const before = errs.count;
+  const config = errs.field('config', () => parseFileWatcher(errs, own(value, 'config')));
+  return errs.count === before && config ? Object.freeze({ pluginName, config }) : undefined;
+}
+
+function parseFileWatcher(errs: ValidationErrors, value: unknown): FileWatcherConfig | undefined {
+  const obj = value === undefined ? {} : value;
+  if (!isObject(obj)) {
+    errs.add(mustBe('an object', obj));
+    return undefined;
+  }
+  const files: Record<string, string | undefined> = {};
+  for (const [field, key] of FILE_FIELDS) {
+    const file = own(obj, field);
+    if (file === undefined) continue;
+    if (typeof file !== 'string') errs.addAt(field, mustBe('a string', file));
+    else if (file === '') errs.addAt(field, 'must be non-empty');
+    else files[key] = file;
+  }
+  const hasCertificate = own(obj, 'certificate_file') !== undefined;
+  if (hasCertificate !== (own(obj, 'private_key_file') !== undefined)) {
+    errs.add('certificate_file and private_key_file must both be set or both be unset');
+  } else if (!hasCertificate && own(obj, 'ca_certificate_file') === undefined) {
+    errs.add('at least one of certificate_file and ca_certificate_file must be set');
+  }
+  const interval = own(obj, 'refresh_interval');
+  let refreshIntervalMs = DEFAULT_REFRESH_INTERVAL_MS;
+  if (interval !== undefined) {
+    const ms = durationMs(interval);
+    if (ms === undefined) {
+      errs.addAt(
+        'refresh_interval',
+        `must be a JSON Duration such as "600s" (got ${JSON.stringify(interval)})`,
+      );
+    } else if (ms <= 0) {
+      errs.addAt('refresh_interval', 'must be positive');
+    } else {
+      refreshIntervalMs = ms;
+    }
+  }
+  return Object.freeze({
+    certificateFile: files['certificateFile'],
+    privateKeyFile: files['privateKeyFile'],
+    caCertificateFile: files['caCertificateFile'],
+    refreshIntervalMs,
+  });
+}
+
+/** Proto3 JSON Duration text (`"1.5s"`) → ms, or undefined if it is not one. */
+function durationMs(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^(\d{1,12})(?:\.(\d{1,9}))?s$/.exec(value);
+  if (!match) return undefined;
+  const fraction = match[2] ?? '';
+  return Number(match[1]) * 1000 + Number(`0.${fraction || '0'}`) * 1000;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function own(obj: JsonObject, name: string): unknown {
+  return Object.hasOwn(obj, name) ? obj[name] : undefined;
+}
+
+function mustBe(what: string, value: unknown): string {
+  const got = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  return `must be ${what} (got ${got})`;
+}

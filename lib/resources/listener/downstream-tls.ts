@@ -1,0 +1,86 @@
+// A server-side filter chain's `transport_socket` (gRFC A29): a DownstreamTlsContext whose
+// certificates come from the bootstrap's certificate provider instances. As on the client side
+// (cluster/security.ts, whose checks of CommonTlsContext this shares), a setting gRPC cannot
+// honour is refused rather than ignored: ignoring it would accept connections the control
+// plane meant to refuse.
+import {
+  DownstreamTlsContext_OcspStaplePolicy,
+  type TransportSocket,
+} from '../../generated/protos';
+import type { ValidationErrors } from '../../validation-errors';
+import { decodeAnyValue, typeUrlOf } from '../cluster/any';
+import {
+  identityProvider,
+  validationContext,
+  validationContextOf,
+  type ProviderNames,
+} from '../cluster/security';
+import type { DownstreamTlsConfig } from './update';
+
+const TLS_SOCKET_NAME = 'envoy.transport_sockets.tls';
+const DOWNSTREAM_TLS_CONTEXT = 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
+const DOWNSTREAM_TLS_CONTEXT_URL = typeUrlOf(DOWNSTREAM_TLS_CONTEXT);
+
+/** The chain's TLS settings, or undefined after recording errors (at the current path). */
+export function downstreamTls(
+  socket: TransportSocket,
+  errors: ValidationErrors,
+  providers: ProviderNames,
+): DownstreamTlsConfig | undefined {
+  // A29: a transport socket other than TLS is not understood, and NACKs the Listener.
+  if (socket.name !== TLS_SOCKET_NAME) {
+    errors.addAt('name', `unsupported value "${socket.name}": must be ${TLS_SOCKET_NAME}`);
+    return undefined;
+  }
+  const typed = socket.typedConfig;
+  if (typed === null) {
+    errors.addAt('typed_config', 'field not present');
+    return undefined;
+  }
+  return errors.field('typed_config', () => {
+    if (typed.type_url !== DOWNSTREAM_TLS_CONTEXT_URL) {
+      errors.addAt('type_url', `unsupported value ${typed.type_url}`);
+      return undefined;
+    }
+    const context = decodeAnyValue(DOWNSTREAM_TLS_CONTEXT, typed, errors);
+    if (context === undefined) return undefined;
+    const before = errors.count;
+    // require_sni is for name-based virtual hosting; ignoring it would accept connections
+    // without a matching SNI. OCSP stapling beyond "lenient" is not implemented.
+    if (context.requireSni?.value === true) errors.addAt('require_sni', 'must not be true');
+    if (context.ocspStaplePolicy !== DownstreamTlsContext_OcspStaplePolicy.LENIENT_STAPLING) {
+      errors.addAt('ocsp_staple_policy', 'only LENIENT_STAPLING is supported');
+    }
+    const requireClientCertificate = context.requireClientCertificate?.value === true;
+    const common = context.commonTlsContext;
+    if (common === null) {
+      // The server's identity is required, and it lives there.
+      errors.addAt('common_tls_context', 'field not present');
+      return undefined;
+    }
+    const config = errors.field('common_tls_context', () => {
+      const identity = identityProvider(common, errors, providers);
+      if (identity === undefined && common.tlsCertificateProviderInstance === null) {
+        errors.addAt('tls_certificate_provider_instance', 'field not present');
+      }
+      const found = validationContextOf(common, errors);
+      const validation =
+        found &&
+        errors.field(found.path, () => validationContext(found.value, errors, providers, 'server'));
+      // Requiring a client certificate that nothing can verify would refuse every client.
+      if (requireClientCertificate && found === undefined && errors.count === before) {
+        errors.addAt(
+          'validation_context',
+          'field not present (require_client_certificate is true)',
+        );
+      }
+      return { identity, validation };
+    });
+    if (errors.count !== before || config.identity === undefined) return undefined;
+    return Object.freeze({
+      identityCertificateProvider: config.identity,
+      rootCertificateProvider: config.validation?.rootCertificateProvider,
+      requireClientCertificate,
+    });
+  });
+}

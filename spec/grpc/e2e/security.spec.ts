@@ -1,0 +1,257 @@
+// End to end (gRFC A29): our management server, an XdsServer with XdsServerCredentials and a
+// grpc-js client on `xds:///…` with XdsChannelCredentials, both taking their certificates from
+// file_watcher providers over certificates made for the test. The server's handler answers with
+// the client certificate's SANs, so each spec sees which identity the server authenticated.
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as grpc from '@grpc/grpc-js';
+import {
+  BOOTSTRAP_OPTION,
+  XdsChannelCredentials,
+  XdsServer,
+  XdsServerCredentials,
+  register,
+} from '../../../lib/grpc';
+import { openClientCount } from '../../../lib/grpc/client-pool';
+import { openProviderCount } from '../../../lib/grpc/certificates/provider-store';
+import {
+  ManagementServer,
+  TestCertificateAuthority,
+  edsCluster,
+  endpoints,
+  listener,
+  routeConfig,
+  serverListener,
+  writeCertificateFiles,
+  type CertificateFiles,
+  type DownstreamTlsOptions,
+  type JsonObject,
+  type UpstreamTlsOptions,
+} from '../../../lib/testing';
+import { ECHO_PATH, waitUntil } from '../helpers/backends';
+
+const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
+const SERVICE = 'secure.test';
+const SERVER_SAN = 'spiffe://test.example/server';
+const CLIENT_SAN = 'spiffe://test.example/client';
+const identity = (b: Buffer) => b;
+
+/** One RPC: what the server answered (the client's SANs), or the failure's status code name. */
+function call(client: grpc.Client): Promise<string> {
+  return new Promise((resolve) => {
+    client.makeUnaryRequest<Buffer, string>(
+      ECHO_PATH,
+      identity,
+      (b: Buffer) => b.toString(),
+      Buffer.alloc(0),
+      new grpc.Metadata(),
+      { deadline: Date.now() + 2000 },
+      (error, answer) => resolve(error ? String(grpc.status[error.code]) : answer!),
+    );
+  });
+}
+
+describe('xDS credentials (gRFC A29)', () => {
+  let management: ManagementServer;
+  let server: XdsServer;
+  let clients: grpc.Client[];
+  let ca: TestCertificateAuthority;
+  let serverFiles: CertificateFiles & { dir: string };
+  let clientFiles: CertificateFiles & { dir: string };
+  let bootstrap: string;
+  let port: number;
+  let serving: boolean;
+
+  beforeEach(async () => {
+    register();
+    management = await ManagementServer.start();
+    ca = TestCertificateAuthority.create();
+    serverFiles = await writeCertificateFiles({
+      identity: ca.issue({ uris: [SERVER_SAN], dns: ['localhost'] }),
+      ca: ca.certificate,
+    });
+    clientFiles = await writeCertificateFiles({
+      identity: ca.issue({ uris: [CLIENT_SAN] }),
+      ca: ca.certificate,
+    });
+    bootstrap = JSON.stringify(
+      management.bootstrap({
+        serverListenerResourceNameTemplate: TEMPLATE,
+        certificateProviders: {
+          server: { ...serverFiles, refreshInterval: '0.1s' },
+          client: { ...clientFiles, refreshInterval: '0.1s' },
+        },
+      }),
+    );
+    clients = [];
+  });
+
+  afterEach(async () => {
+    for (const client of clients) client.close();
+    server?.forceShutdown();
+    await management.close();
+    assert.equal(openClientCount(), 0, 'every XdsClient released');
+    // Subchannels are released a moment after their channel closes.
+    await waitUntil('every certificate provider released', () => openProviderCount() === 0);
+  });
+
+  /** Starts the XdsServer on 127.0.0.1 with `credentials`. */
+  async function startServer(credentials: grpc.ServerCredentials): Promise<void> {
+    serving = false;
+    server = new XdsServer({
+      [BOOTSTRAP_OPTION]: bootstrap,
+      onServingStatusUpdate: (_address, status) => (serving = status.serving),
+    });
+    server.addService(
+      {
+        Echo: {
+          path: ECHO_PATH,
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: identity,
+          requestDeserialize: identity,
+          responseSerialize: (s: string) => Buffer.from(s),
+          responseDeserialize: (b: Buffer) => b.toString(),
+        },
+      },
+      {
+        Echo: (call: grpc.ServerUnaryCall<Buffer, string>, done: grpc.sendUnaryData<string>) => {
+          const peer = call.getAuthContext().sslPeerCertificate;
+          done(null, peer?.subjectaltname ? `peer ${peer.subjectaltname}` : 'no peer certificate');
+        },
+      },
+    );
+    port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', credentials, (e, p) => (e ? reject(e) : resolve(p))),
+    );
+  }
+
+  /** The server's Listener (with `tls` on its chain) and the client's resources. */
+  function serve(options: { serverTls?: DownstreamTlsOptions; clientTls?: UpstreamTlsOptions }) {
+    const address = `127.0.0.1:${port}`;
+    management.setResource(
+      'listener',
+      serverListener(TEMPLATE.replace('%s', address), '127.0.0.1', port, {
+        ...(options.serverTls ? { tls: options.serverTls } : {}),
+      }),
+    );
+    management.setResource('listener', listener(SERVICE, 'routes'));
+    management.setResource('route', routeConfig('routes', { cluster: 'backend' }));
+    setCluster(options.clientTls);
+    management.setResource('endpoint', endpoints('backend', [{ addresses: [address] }]));
+  }
+
+  function setCluster(tls: UpstreamTlsOptions | undefined): void {
+    const cluster: JsonObject = edsCluster('backend', tls ? { tls } : {});
+    management.setResource('cluster', cluster);
+  }
+
+  function client(credentials: grpc.ChannelCredentials): grpc.Client {
+    const created = new grpc.Client(`xds:///${SERVICE}`, credentials, {
+      [BOOTSTRAP_OPTION]: bootstrap,
+      'grpc.use_local_subchannel_pool': 1,
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 200,
+    });
+    clients.push(created);
+    return created;
+  }
+
+  const xdsChannelCredentials = () => new XdsChannelCredentials(grpc.credentials.createInsecure());
+  const xdsServerCredentials = () =>
+    new XdsServerCredentials(grpc.ServerCredentials.createInsecure());
+  const mtls = { identityInstance: 'server', caInstance: 'server', requireClientCertificate: true };
+  const clientMtls = (san: string): UpstreamTlsOptions => ({
+    caInstance: 'client',
+    identityInstance: 'client',
+    subjectAltNames: [{ exact: san }],
+  });
+
+  it('serves over mTLS when the server certificate has a matching SAN, and the server sees the client certificate', async () => {
+    await startServer(xdsServerCredentials());
+    serve({ serverTls: mtls, clientTls: clientMtls(SERVER_SAN) });
+    const c = client(xdsChannelCredentials());
+    await waitUntil('an RPC is served', async () => (await call(c)) !== 'UNAVAILABLE');
+    assert.equal(await call(c), `peer URI:${CLIENT_SAN}`);
+  });
+
+  it('refuses the server when no SAN matches (UNAVAILABLE), and connects once the cluster matches it', async () => {
+    await startServer(xdsServerCredentials());
+    serve({ serverTls: mtls, clientTls: clientMtls('spiffe://test.example/someone-else') });
+    const c = client(xdsChannelCredentials());
+    // The server is up and serving: only the SAN check stands in the way.
+    await waitUntil('the server serves', () => serving);
+    for (let i = 0; i < 3; i++) assert.equal(await call(c), 'UNAVAILABLE');
+    setCluster({
+      caInstance: 'client',
+      identityInstance: 'client',
+      subjectAltNames: [{ prefix: 'SPIFFE://TEST.example/', ignore_case: true }],
+    });
+    await waitUntil('an RPC is served', async () => (await call(c)) === `peer URI:${CLIENT_SAN}`);
+  });
+
+  it('a server requiring a client certificate refuses a client without one', async () => {
+    await startServer(xdsServerCredentials());
+    serve({ serverTls: mtls, clientTls: { caInstance: 'client' } });
+    const c = client(xdsChannelCredentials());
+    await waitUntil('the server serves', () => serving);
+    for (let i = 0; i < 3; i++) assert.equal(await call(c), 'UNAVAILABLE');
+    // The same client with an identity is served: the refusal was the missing certificate.
+    setCluster(clientMtls(SERVER_SAN));
+    await waitUntil('an RPC is served', async () => (await call(c)) === `peer URI:${CLIENT_SAN}`);
+  });
+
+  it('serves TLS without a client certificate when the chain has no CA', async () => {
+    await startServer(xdsServerCredentials());
+    serve({ serverTls: { identityInstance: 'server' }, clientTls: { caInstance: 'client' } });
+    const c = client(xdsChannelCredentials());
+    await waitUntil('an RPC is served', async () => (await call(c)) === 'no peer certificate');
+  });
+
+  it('uses the fallback credentials where the cluster and the chain have no TLS', async () => {
+    await startServer(xdsServerCredentials());
+    serve({});
+    const c = client(xdsChannelCredentials());
+    await waitUntil('an RPC is served', async () => (await call(c)) === 'no peer certificate');
+  });
+
+  it('plain credentials ignore the xDS TLS settings on both sides', async () => {
+    await startServer(grpc.ServerCredentials.createInsecure());
+    serve({ serverTls: mtls, clientTls: clientMtls(SERVER_SAN) });
+    const c = client(grpc.credentials.createInsecure());
+    await waitUntil('an RPC is served', async () => (await call(c)) === 'no peer certificate');
+  });
+
+  it('a TLS chain refuses a client whose cluster has no TLS (its fallback is plaintext)', async () => {
+    await startServer(xdsServerCredentials());
+    serve({ serverTls: mtls });
+    const c = client(xdsChannelCredentials());
+    await waitUntil('the server serves', () => serving);
+    for (let i = 0; i < 3; i++) assert.equal(await call(c), 'UNAVAILABLE');
+  });
+
+  it('picks up rotated certificates without a restart', async () => {
+    await startServer(xdsServerCredentials());
+    serve({ serverTls: mtls, clientTls: clientMtls(SERVER_SAN) });
+    const c = client(xdsChannelCredentials());
+    await waitUntil('an RPC is served', async () => (await call(c)) === `peer URI:${CLIENT_SAN}`);
+
+    // The cluster now wants the next server identity: refused until the server has it.
+    const next = `${SERVER_SAN}-v2`;
+    setCluster(clientMtls(next));
+    await waitUntil(
+      'the old server certificate is refused',
+      async () => (await call(c)) === 'UNAVAILABLE',
+    );
+
+    // Both sides rotate by rewriting their files; nothing is restarted.
+    const nextClient = `${CLIENT_SAN}-v2`;
+    await writeCertificateFiles({ identity: ca.issue({ uris: [next] }) }, serverFiles.dir);
+    await writeCertificateFiles({ identity: ca.issue({ uris: [nextClient] }) }, clientFiles.dir);
+    await waitUntil(
+      'the new certificates are used',
+      async () => (await call(c)) === `peer URI:${nextClient}`,
+    );
+    for (let i = 0; i < 5; i++) assert.equal(await call(c), `peer URI:${nextClient}`);
+  });
+});
