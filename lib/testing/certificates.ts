@@ -213,8 +213,12 @@ function oid(text: string): Buffer {
   return tlv(0x06, Buffer.from(bytes));
 }
 
+/** A non-negative INTEGER in DER's minimal form (a redundant leading zero is invalid DER). */
 function integer(value: Buffer): Buffer {
-  return tlv(0x02, value[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
+  let start = 0;
+  while (start < value.length - 1 && value[start] === 0 && !(value[start + 1]! & 0x80)) start++;
+  const minimal = value.subarray(start);
+  return tlv(0x02, minimal[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), minimal]) : minimal);
 }
 
 function bitString(value: Buffer): Buffer {
