@@ -48,7 +48,7 @@ const LAYERS = [
   {
     name: 'grpc',
     files: ['grpc/'],
-    mayImport: ['shared', 'resources', 'client', 'facade', 'clusters'],
+    mayImport: ['shared', 'resources', 'client', 'facade', 'clusters', 'operations'],
   },
   // Operating the client: CSDS (gRFC A40) over every client of the process.
   { name: 'operations', files: ['csds/'], mayImport: ['shared', 'client'] },

@@ -8,6 +8,7 @@ import {
   type ServerDuplexStream,
   type ServerUnaryCall,
   type ServiceDefinition,
+  type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { openXdsClients, type XdsClientCore } from '../client/xds-client';
 import { messageCodec } from '../codec';
@@ -37,7 +38,8 @@ function method(name: string, streaming: boolean) {
   };
 }
 
-const DEFINITION: ServiceDefinition = {
+/** The service's methods, for `server.addService` or grpc-js's admin services. */
+export const CSDS_SERVICE_DEFINITION: ServiceDefinition = {
   StreamClientStatus: method('StreamClientStatus', true),
   FetchClientStatus: method('FetchClientStatus', false),
 };
@@ -52,6 +54,11 @@ class CsdsRequestError extends Error {
  * clients `xds-client/grpc` shares between channels and servers included).
  */
 export function addCsdsService(server: Server, clients: CsdsClients = openXdsClients): void {
+  server.addService(CSDS_SERVICE_DEFINITION, csdsHandlers(clients));
+}
+
+/** The handlers of the service, reporting `clients`. */
+export function csdsHandlers(clients: CsdsClients = openXdsClients): UntypedServiceImplementation {
   const current = typeof clients === 'function' ? clients : () => clients;
   const answer = (bytes: Buffer): ClientStatusResponse => {
     let request;
@@ -68,7 +75,7 @@ export function addCsdsService(server: Server, clients: CsdsClients = openXdsCli
     }
     return clientStatusResponse(current(), request.excludeResourceContents);
   };
-  server.addService(DEFINITION, {
+  return {
     FetchClientStatus(
       call: ServerUnaryCall<Buffer, ClientStatusResponse>,
       done: sendUnaryData<ClientStatusResponse>,
@@ -89,7 +96,7 @@ export function addCsdsService(server: Server, clients: CsdsClients = openXdsCli
       });
       call.on('end', () => call.end());
     },
-  });
+  };
 }
 
 function asServiceError(e: unknown): { code: status; details: string } {

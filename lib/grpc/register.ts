@@ -1,4 +1,5 @@
 import { experimental } from '@grpc/grpc-js';
+import { CSDS_SERVICE_DEFINITION, csdsHandlers } from '../csds/service';
 import { CdsConfig, CdsLoadBalancer } from './lb/cds';
 import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl';
 import { ClusterManagerConfig, ClusterManagerLoadBalancer } from './lb/cluster-manager';
@@ -17,7 +18,9 @@ let registered = false;
 
 /**
  * Registers the `xds` resolver scheme and the plugin's LB policies with the application's
- * grpc-js (a peer dependency: the copy the application itself imports). Idempotent.
+ * grpc-js (a peer dependency: the copy the application itself imports), and CSDS (gRFC A40)
+ * among grpc-js's admin services, so `grpc.addAdminServicesToServer(server)` serves it, as with
+ * grpc-js-xds. Idempotent.
  */
 export function register(): void {
   if (registered) return;
@@ -47,4 +50,8 @@ export function register(): void {
     OutlierDetectionChildConfig,
   );
   experimental.registerResolver('xds', XdsResolver);
+  experimental.registerAdminService(
+    () => CSDS_SERVICE_DEFINITION,
+    () => csdsHandlers(),
+  );
 }

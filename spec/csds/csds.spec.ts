@@ -26,9 +26,10 @@ const encodeRequest = (r: Record<string, unknown>) =>
 const decodeResponse = (b: Buffer) => response.decode(b);
 
 /** A CSDS server for `clients` on 127.0.0.1 and a plain grpc-js client of it. */
-async function startCsds(clients?: Parameters<typeof addCsdsService>[1]) {
+async function startCsds(clients?: Parameters<typeof addCsdsService>[1] | 'admin') {
   const server = new grpc.Server();
-  if (clients === undefined) addCsdsService(server);
+  if (clients === 'admin') grpc.addAdminServicesToServer(server);
+  else if (clients === undefined) addCsdsService(server);
   else addCsdsService(server, clients);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
@@ -218,5 +219,14 @@ describe('CSDS', () => {
     } finally {
       channel.close();
     }
+  });
+
+  it('csds-is-among-grpc-js-admin-services-once-the-plugin-is-registered', async () => {
+    await clientWithThreeClusters();
+    register();
+    csds = await startCsds('admin');
+    const { config } = await csds.fetch();
+    assert.equal(config.length, 1);
+    assert.equal(config[0]!.genericXdsConfigs.length, 3);
   });
 });
