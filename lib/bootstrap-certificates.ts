@@ -78,7 +78,22 @@ function parseInstance(
   return errs.count === before && config ? Object.freeze({ pluginName, config }) : undefined;
 }
 
-function parseFileWatcher(errs: ValidationErrors, value: unknown): FileWatcherConfig | undefined {
+/**
+ * A `tls` channel_creds config (gRFC A65): the file watcher's fields, where none at all may be
+ * set (TLS with the system's roots, nothing to watch). Errors are recorded under `errs`.
+ */
+export function parseTlsCredsConfig(
+  errs: ValidationErrors,
+  value: Readonly<JsonObject>,
+): FileWatcherConfig | undefined {
+  return parseFileWatcher(errs, value, { filesOptional: true });
+}
+
+function parseFileWatcher(
+  errs: ValidationErrors,
+  value: unknown,
+  { filesOptional = false } = {},
+): FileWatcherConfig | undefined {
   const obj = value === undefined ? {} : value;
   if (!isObject(obj)) {
     errs.add(mustBe('an object', obj));
@@ -95,7 +110,7 @@ function parseFileWatcher(errs: ValidationErrors, value: unknown): FileWatcherCo
   const hasCertificate = own(obj, 'certificate_file') !== undefined;
   if (hasCertificate !== (own(obj, 'private_key_file') !== undefined)) {
     errs.add('certificate_file and private_key_file must both be set or both be unset');
-  } else if (!hasCertificate && own(obj, 'ca_certificate_file') === undefined) {
+  } else if (!filesOptional && !hasCertificate && own(obj, 'ca_certificate_file') === undefined) {
     errs.add('at least one of certificate_file and ca_certificate_file must be set');
   }
   const interval = own(obj, 'refresh_interval');
@@ -134,7 +149,7 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function own(obj: JsonObject, name: string): unknown {
+function own(obj: Readonly<JsonObject>, name: string): unknown {
   return Object.hasOwn(obj, name) ? obj[name] : undefined;
 }
 

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import {
   parseCertificateProviders,
+  parseTlsCredsConfig,
   type CertificateProviderConfig,
 } from './bootstrap-certificates';
 import { XdsError, formatFieldErrors, type FieldError, type XdsErrorOptions } from './errors';
@@ -99,8 +100,6 @@ const DEFAULT_CLIENT_LISTENER_TEMPLATE = '%s';
  * and sends no call credentials.
  */
 const SUPPORTED_CREDS_TYPES: readonly ChannelCredsType[] = ['insecure', 'tls', 'google_default'];
-/** Optional string fields of a `tls` channel_creds config (gRFC A65). */
-const TLS_FILE_FIELDS = ['ca_certificate_file', 'certificate_file', 'private_key_file'] as const;
 
 type JsonObject = Record<string, unknown>;
 
@@ -320,14 +319,8 @@ function parseCredsConfig(
 }
 
 function validateTlsConfig(errs: ValidationErrors, config: JsonObject): void {
-  for (const name of TLS_FILE_FIELDS) optionalString(errs, config, name);
-  // An identity needs both halves (gRFC A65, as C-core's file watcher config checks).
-  if (
-    (own(config, 'certificate_file') === undefined) !==
-    (own(config, 'private_key_file') === undefined)
-  ) {
-    errs.add('certificate_file and private_key_file must both be set or both be unset');
-  }
+  // The same fields as a file_watcher certificate provider, none required (gRFC A65).
+  parseTlsCredsConfig(errs, config);
 }
 
 function parseServerFeatures(errs: ValidationErrors, value: unknown): readonly string[] {

@@ -51,6 +51,8 @@ export interface AuthorityOptions {
 export interface BootstrapOptions {
   /** Default 'test-node'. */
   nodeId?: string;
+  /** This server's `channel_creds`. Default `[{ type: 'insecure' }]`. */
+  channelCreds?: BootstrapServerJson['channel_creds'];
   nodeCluster?: string;
   /** `server_features` of this server's entry, e.g. ['ignore_resource_deletion']. */
   serverFeatures?: readonly string[];
@@ -72,7 +74,9 @@ const DEFAULT_NODE_ID = 'test-node';
 export function buildBootstrap(serverUri: string, options: BootstrapOptions = {}): BootstrapJson {
   const server: BootstrapServerJson = {
     server_uri: serverUri,
-    channel_creds: [{ type: 'insecure' }],
+    channel_creds: options.channelCreds
+      ? options.channelCreds.map((c) => ({ ...c }))
+      : [{ type: 'insecure' }],
   };
   if (options.serverFeatures) server.server_features = [...options.serverFeatures];
   const bootstrap: BootstrapJson = {

@@ -5,7 +5,7 @@
 // P-256): nothing to install, no `openssl` on the machine needed. For tests only: no
 // extensions beyond basic constraints, key usage and subject alternative names.
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,15 +103,22 @@ export async function writeCertificateFiles(
   // and waits for the next refresh rather than using it.
   if (contents.identity) {
     files.privateKeyFile = join(target, 'private_key.pem');
-    await writeFile(files.privateKeyFile, contents.identity.privateKey);
+    await replaceFile(files.privateKeyFile, contents.identity.privateKey);
     files.certificateFile = join(target, 'certificate.pem');
-    await writeFile(files.certificateFile, contents.identity.certificate);
+    await replaceFile(files.certificateFile, contents.identity.certificate);
   }
   if (contents.ca !== undefined) {
     files.caCertificateFile = join(target, 'ca_certificate.pem');
-    await writeFile(files.caCertificateFile, contents.ca);
+    await replaceFile(files.caCertificateFile, contents.ca);
   }
   return { dir: target, ...files };
+}
+
+/** Written beside and renamed into place, as rotation tools do: a reader never sees half. */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const next = `${file}.next`;
+  await writeFile(next, text);
+  await rename(next, file);
 }
 
 // ---- X.509 (RFC 5280) in DER ----

@@ -4,6 +4,7 @@ export {
   ManagementServer,
   ADS_METHOD_PATH,
   type ManagementServerOptions,
+  type ManagementServerTls,
   type RawResource,
   type RawResponse,
   type StreamFault,

@@ -46,6 +46,16 @@ export interface ManagementServerOptions {
   port?: number;
   /** Protocol events (stale requests, unknown types) for debugging a test. Default: silent. */
   log?: (line: string) => void;
+  /** TLS (with `clientCa`, mTLS) instead of plaintext. */
+  tls?: ManagementServerTls;
+}
+
+/** PEM texts, e.g. from `TestCertificateAuthority` (the certificate needs a SAN for 127.0.0.1). */
+export interface ManagementServerTls {
+  readonly certificate: string;
+  readonly privateKey: string;
+  /** CA certificates that clients' certificates are verified against; clients must have one. */
+  readonly clientCa?: string;
 }
 
 export interface StreamFault {
@@ -109,14 +119,20 @@ export class ManagementServer {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Starts a server on 127.0.0.1 with insecure credentials. */
+  /** Starts a server on 127.0.0.1, plaintext unless `options.tls`. */
   static async start(options: ManagementServerOptions = {}): Promise<ManagementServer> {
     const grpcServer = new Server();
+    const tls = options.tls;
+    const credentials = tls
+      ? ServerCredentials.createSsl(
+          tls.clientCa === undefined ? null : Buffer.from(tls.clientCa),
+          [{ cert_chain: Buffer.from(tls.certificate), private_key: Buffer.from(tls.privateKey) }],
+          tls.clientCa !== undefined,
+        )
+      : ServerCredentials.createInsecure();
     const port = await new Promise<number>((resolve, reject) => {
-      grpcServer.bindAsync(
-        `${HOST}:${options.port ?? 0}`,
-        ServerCredentials.createInsecure(),
-        (error, bound) => (error ? reject(error) : resolve(bound)),
+      grpcServer.bindAsync(`${HOST}:${options.port ?? 0}`, credentials, (error, bound) =>
+        error ? reject(error) : resolve(bound),
       );
     });
     const server = new ManagementServer(grpcServer, `${HOST}:${port}`, options.log ?? (() => {}));

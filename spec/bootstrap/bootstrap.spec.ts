@@ -368,6 +368,23 @@ describe('loadBootstrap xds_servers', () => {
     );
   });
 
+  it('reads a tls refresh_interval as a JSON Duration, and none of the files is required (A65)', () => {
+    const creds = (channelCreds: unknown[]) =>
+      loadBootstrap(withServer({ channel_creds: channelCreds })).xdsServers[0]?.channelCreds;
+    const config = { refresh_interval: '0.5s' };
+    assert.equal(creds([{ type: 'tls', config }])?.type, 'tls');
+    assert.equal(creds([{ type: 'tls', config: {} }])?.type, 'tls', 'system roots, no identity');
+    for (const [value, problem] of [
+      ['10m', 'must be a JSON Duration such as "600s" (got "10m")'],
+      ['0s', 'must be positive'],
+    ] as const) {
+      assertInvalid(
+        withServer({ channel_creds: [{ type: 'tls', config: { refresh_interval: value } }] }),
+        `xds_servers[0].channel_creds[0].config.refresh_interval: ${problem}`,
+      );
+    }
+  });
+
   it('sets the flags from server_features', () => {
     const server = (features: unknown) =>
       loadBootstrap(withServer({ server_features: features })).xdsServers[0];

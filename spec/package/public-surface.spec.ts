@@ -270,6 +270,7 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
   LoadReportingSettings: 'type',
   ManagementServer: 'class',
   ManagementServerOptions: 'type',
+  ManagementServerTls: 'type',
   ROUTE_TYPE_URL: 'const',
   RawResource: 'type',
   RawResponse: 'type',

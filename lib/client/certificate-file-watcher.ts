@@ -7,8 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { experimental } from '@grpc/grpc-js';
-import type { FileWatcherConfig } from '../../bootstrap-certificates';
-import { logError, tracer } from '../../trace';
+import type { FileWatcherConfig } from '../bootstrap-certificates';
+import { logError, tracer } from '../trace';
 
 type CaUpdate = experimental.CaCertificateUpdate;
 type IdentityUpdate = experimental.IdentityCertificateUpdate;
