@@ -13,6 +13,7 @@ import { parseTlsCredsConfig, type FileWatcherConfig } from '../bootstrap-certif
 import { XdsError } from '../errors';
 import { ValidationErrors } from '../validation-errors';
 import { FileWatcherCertificateProvider } from './certificate-file-watcher';
+import { googleDefaultCredentials } from './google-default-credentials';
 
 type PemKind = 'certificate' | 'private key';
 
@@ -36,8 +37,7 @@ export function channelCredentials(
 ): ChannelCredentials {
   const { type, config } = server.channelCreds;
   if (type === 'insecure') return credentials.createInsecure();
-  // `google_default` has no grpc-js equivalent here: TLS with the system roots is the closest.
-  if (type !== 'tls') return credentials.createSsl();
+  if (type === 'google_default') return googleDefaultCredentials(where);
   const files = parseTlsCredsConfig(new ValidationErrors(), config);
   if (!files) throw new XdsError(status.INVALID_ARGUMENT, `${where}.channel_creds (tls): invalid`);
   for (const [field, key, kind] of TLS_FILES) {
