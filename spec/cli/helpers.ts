@@ -23,9 +23,13 @@ function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function spawnCli(args: readonly string[], env?: NodeJS.ProcessEnv): ChildProcess {
+function spawnCli(
+  args: readonly string[],
+  env?: NodeJS.ProcessEnv,
+  script = 'lib/cli/bin.ts',
+): ChildProcess {
   // tsx's CommonJS hook alone: the command is CommonJS, and it starts faster than --import tsx.
-  return spawn(process.execPath, ['--require', 'tsx/cjs', 'lib/cli/bin.ts', ...args], {
+  return spawn(process.execPath, ['--require', 'tsx/cjs', script, ...args], {
     cwd: ROOT,
     env: cliEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,8 +72,9 @@ export class RunningCli {
   private readonly exited: Promise<number | null>;
   private readonly listeners = new Set<() => void>();
 
-  constructor(args: readonly string[], env?: NodeJS.ProcessEnv) {
-    this.child = spawnCli(args, env);
+  /** `script`: another program than the command, e.g. an example (path from the root). */
+  constructor(args: readonly string[], env?: NodeJS.ProcessEnv, script?: string) {
+    this.child = spawnCli(args, env, script);
     this.child.stdout!.on('data', (chunk: Buffer) => {
       this.stdout += chunk.toString();
       for (const listener of this.listeners) listener();
