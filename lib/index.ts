@@ -31,6 +31,7 @@ export type {
   Bootstrap,
   BootstrapSources,
   XdsServerConfig,
+  XdsApiType,
   ChannelCredsConfig,
   ChannelCredsType,
   NodeConfig,

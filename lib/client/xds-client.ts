@@ -1,10 +1,11 @@
 import { status, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 import { EventEmitter } from 'eventemitter3';
 import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
-import type { DiscoveryResponse } from '../generated/protos';
 import type { LbPolicyRegistry, ResourceType } from '../resources/resource-type';
 import { logError, tracer } from '../trace';
-import { AdsStream, type SentRequest } from './ads-stream';
+import type { AdsStream, AdsStreamEvents, SentRequest, WireResponse } from './ads-stream';
+import { DeltaAdsStream } from './delta-stream';
+import { SotwAdsStream } from './sotw-stream';
 import type { ResponseShape } from './response-scan';
 import { Backoff, type BackoffOptions } from './backoff';
 import { XdsError } from '../errors';
@@ -59,6 +60,11 @@ export interface ResourceDump {
   /** The version that was last NACKed, and when. */
   readonly failedVersion: string | undefined;
   readonly failedTime: Date | undefined;
+  /**
+   * The last response of its type from its server: `version_info` (SotW) or
+   * `system_version_info` (delta, where `version` is the resource's own).
+   */
+  readonly systemVersionInfo: string | undefined;
 }
 
 /**
@@ -161,6 +167,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
           error: error && { code: error.code, message: error.message },
           failedVersion: state.failedVersion,
           failedTime: state.failedTime,
+          systemVersionInfo: channel.systemVersions.get(state.type.typeUrl),
         });
       }
     }
@@ -235,20 +242,23 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       const transport =
         this.options.transportFactory?.(server) ??
         new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
-      const stream = new AdsStream<AppliedResources>(
+      const events: AdsStreamEvents<AppliedResources> = {
+        onResponse: (response) => this.onResponse(channel!, response),
+        onUnchangedResponse: (shape, applied) => this.onUnchangedResponse(channel!, shape, applied),
+        cachedVersions: (typeUrl) => cachedVersions(channel!, typeUrl),
+        onConnected: () => this.onConnected(channel!),
+        onRequestWritten: (request) => this.onRequestWritten(channel!, request),
+        onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
+      };
+      // The wire protocol is the server entry's api_type; everything above it is shared.
+      const Stream = server.apiType === 'AGGREGATED_DELTA_GRPC' ? DeltaAdsStream : SotwAdsStream;
+      const stream: AdsStream<AppliedResources> = new Stream<AppliedResources>(
         server,
         transport,
         buildNode(this.bootstrap.node),
         backoff,
         this.bootstrap.node.id,
-        {
-          onResponse: (response) => this.onResponse(channel!, response),
-          onUnchangedResponse: (shape, applied) =>
-            this.onUnchangedResponse(channel!, shape, applied),
-          onConnected: () => this.onConnected(channel!),
-          onRequestWritten: (request) => this.onRequestWritten(channel!, request),
-          onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
-        },
+        events,
         past?.retryAt ?? 0,
       );
       channel = new ServerChannel(server, key, transport, stream, backoff);
@@ -293,7 +303,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.channels.delete(channel.key);
   }
 
-  private onResponse(channel: ServerChannel, response: DiscoveryResponse) {
+  private onResponse(channel: ServerChannel, response: WireResponse) {
     const type = this.types.get(response.typeUrl);
     const server = channel.config.serverUri;
     this.notify('response', () => ({
@@ -302,6 +312,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       versionInfo: response.versionInfo,
       nonce: response.nonce,
       resourceCount: response.resources.length,
+      ...(response.protocol === 'delta' && { removedResources: response.removed }),
     }));
     if (!type) {
       if (trace.enabled)
@@ -316,7 +327,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       type,
       lookup: (name) => byName?.get(name),
       entries: () => byName?.values() ?? [],
+      onTtlExpired: this.onTtlExpired,
     });
+    channel.systemVersions.set(type.typeUrl, response.versionInfo);
     const event = {
       server,
       typeUrl: response.typeUrl,
@@ -356,6 +369,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       resourceCount: shape.resourceCount,
     }));
     const now = new Date();
+    channel.systemVersions.set(typeUrl, versionInfo);
     for (const state of applied) {
       if (channel.get(typeUrl, state.name) === state) state.markAcked(versionInfo, now);
     }
@@ -389,6 +403,18 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     state.notifyResourceError(error);
   };
 
+  /** The server let a resource's TTL run out: it is gone, as if the server had removed it. */
+  private readonly onTtlExpired = (state: ResourceState<unknown>): void => {
+    const error = new XdsError(
+      status.NOT_FOUND,
+      `${state.type.typeName} "${state.name}" does not exist: its TTL ran out without an ` +
+        'update or heartbeat from the xDS server',
+      { typeUrl: state.type.typeUrl, resourceName: state.name, nodeId: this.bootstrap.node.id },
+    );
+    state.markDeleted(error);
+    state.notifyResourceError(error);
+  };
+
   private onStreamEnded(
     channel: ServerChannel,
     error: XdsError | undefined,
@@ -405,4 +431,15 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       state.notifyError(error);
     }
   }
+}
+
+/** Delta's initial_resource_versions: the resources of a type cached now, with their versions. */
+function cachedVersions(channel: ServerChannel, typeUrl: string): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const state of channel.resourcesOf(typeUrl)?.values() ?? []) {
+    if (state.resource !== undefined && state.resourceVersion !== undefined) {
+      versions.set(state.name, state.resourceVersion);
+    }
+  }
+  return versions;
 }

@@ -6,8 +6,14 @@ export {
   type ManagementServerOptions,
   type RawResource,
   type RawResponse,
+  type SetResourceOptions,
   type StreamFault,
 } from './management-server';
+export {
+  DELTA_ADS_METHOD_PATH,
+  type RawDeltaResource,
+  type RawDeltaResponse,
+} from './delta-service';
 export {
   LRS_METHOD_PATH,
   type LoadReportingSettings,
@@ -17,6 +23,7 @@ export {
   type WaitForLoadReportOptions,
 } from './lrs-service';
 export type {
+  RecordedDeltaRequest,
   RecordedNode,
   RecordedRequest,
   RecordedResponse,

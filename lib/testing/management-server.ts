@@ -1,15 +1,9 @@
-// A real gRPC ADS management server for tests (ours and users'): state-of-the-world over one
-// bidi method, with a request log to assert on and hooks for the faults a test needs (held
+// A real gRPC ADS management server for tests (ours and users'): state-of-the-world and
+// incremental (delta) ADS from one resource store, with a request log to assert on and hooks for the faults a test needs (held
 // responses, ended streams, crafted responses), as grpc-go's e2e server offers around
 // go-control-plane. On the same port, a LoadReportingService that records load reports.
-import {
-  Server,
-  ServerCredentials,
-  status,
-  type MethodDefinition,
-  type ServiceDefinition,
-} from '@grpc/grpc-js';
-import { messageCodec } from '../codec';
+import { Server, ServerCredentials, status, type ServiceDefinition } from '@grpc/grpc-js';
+import { bidiMethod } from './grpc-method';
 import type { Any, DiscoveryRequest, DiscoveryResponse } from '../generated/protos';
 import { AdsSession, type AdsCall } from './ads-session';
 import { buildBootstrap, type BootstrapJson, type BootstrapOptions } from './bootstrap-json';
@@ -24,10 +18,17 @@ import {
   type WaitForLoadReportOptions,
 } from './lrs-service';
 import {
+  DELTA_ADS_METHOD,
+  DeltaService,
+  type DeltaCall,
+  type RawDeltaResponse,
+} from './delta-service';
+import {
   Waiters,
   recordRequest,
   requestProbe,
   requestTimeoutMessage,
+  type RecordedDeltaRequest,
   type RecordedRequest,
   type RecordedResponse,
   type WaitForRequestOptions,
@@ -39,6 +40,7 @@ import {
   type ResourceInput,
   type ResourceJson,
 } from './resource-store';
+import { sotwEntry } from './resource-wrapper';
 import { resolveTypeUrl, shortTypeName, type ResourceTypeName } from './resource-types';
 
 export interface ManagementServerOptions {
@@ -46,6 +48,15 @@ export interface ManagementServerOptions {
   port?: number;
   /** Protocol events (stale requests, unknown types) for debugging a test. Default: silent. */
   log?: (line: string) => void;
+}
+
+/** How the server serves resources it is given. */
+export interface SetResourceOptions {
+  /**
+   * A TTL (ms): the resources go in a `Resource` wrapper with this `ttl`, in SotW and delta
+   * alike, and clients drop them unless refreshed (setResource again, or sendHeartbeats).
+   */
+  ttlMs?: number;
 }
 
 export interface StreamFault {
@@ -69,19 +80,15 @@ export interface RawResponse {
 export const ADS_METHOD_PATH =
   '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 
-const requestCodec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
-const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
-
-const ADS_METHOD: MethodDefinition<DiscoveryRequest, DiscoveryResponse> = {
-  path: ADS_METHOD_PATH,
-  requestStream: true,
-  responseStream: true,
-  requestSerialize: (request) => Buffer.from(requestCodec.encode(request)),
-  requestDeserialize: (bytes) => requestCodec.decode(bytes),
-  responseSerialize: (response) => Buffer.from(responseCodec.encode(response)),
-  responseDeserialize: (bytes) => responseCodec.decode(bytes),
+const ADS_METHOD = bidiMethod(
+  ADS_METHOD_PATH,
+  'envoy.service.discovery.v3.DiscoveryRequest',
+  'envoy.service.discovery.v3.DiscoveryResponse',
+);
+const ADS_SERVICE: ServiceDefinition = {
+  StreamAggregatedResources: ADS_METHOD,
+  DeltaAggregatedResources: DELTA_ADS_METHOD,
 };
-const ADS_SERVICE: ServiceDefinition = { StreamAggregatedResources: ADS_METHOD };
 const HOST = '127.0.0.1';
 /** How long close() lets clients see their streams' status before resetting connections. */
 const CLOSE_GRACE_MS = 500;
@@ -93,6 +100,16 @@ export class ManagementServer {
   private readonly responseLog: RecordedResponse[] = [];
   private readonly waiters = new Waiters();
   private readonly lrs = new LrsService(this.waiters);
+  private readonly delta = new DeltaService({
+    store: this.store,
+    isHeld: (typeUrl) => this.isHeld(typeUrl),
+    nextNonce: () => this.nextNonce(),
+    streamOpened: () => this.streamOpened(),
+    isClosing: () => this.closing !== undefined,
+    log: (line) => this.log(line),
+    recordResponse: (response) => this.responseLog.push(response),
+    notify: () => this.waiters.notify(),
+  });
   private readonly held = new Set<string>();
   /** With `heldAll`, the types released one by one since. */
   private readonly releasedFromAll = new Set<string>();
@@ -122,6 +139,7 @@ export class ManagementServer {
     const server = new ManagementServer(grpcServer, `${HOST}:${port}`, options.log ?? (() => {}));
     grpcServer.addService(ADS_SERVICE, {
       StreamAggregatedResources: (call: AdsCall) => server.onStream(call),
+      DeltaAggregatedResources: (call: DeltaCall) => server.delta.onStream(call),
     });
     grpcServer.addService(LRS_SERVICE, {
       StreamLoadStats: (call: Parameters<LrsService['onStream']>[0]) => server.lrs.onStream(call),
@@ -131,18 +149,43 @@ export class ManagementServer {
 
   // ---- resources ----
 
-  /** Replaces every resource of the type, bumps its version and pushes it to subscribers. */
-  setResources(type: ResourceTypeName, resources: readonly ResourceInput[]): void {
+  /**
+   * Replaces every resource of the type, bumps its version and pushes it to subscribers (delta
+   * streams get only the resources whose bytes changed, and the names removed).
+   */
+  setResources(
+    type: ResourceTypeName,
+    resources: readonly ResourceInput[],
+    options: SetResourceOptions = {},
+  ): void {
     const typeUrl = resolveTypeUrl(type);
-    this.store.replace(typeUrl, resources);
+    this.store.replace(typeUrl, resources, checkTtl(options.ttlMs));
     this.push(typeUrl);
   }
 
   /** Adds or replaces one resource (by name); same version bump and push. */
-  setResource(type: ResourceTypeName, resource: ResourceInput): void {
+  setResource(
+    type: ResourceTypeName,
+    resource: ResourceInput,
+    options: SetResourceOptions = {},
+  ): void {
     const typeUrl = resolveTypeUrl(type);
-    this.store.upsert(typeUrl, resource);
+    this.store.upsert(typeUrl, resource, checkTtl(options.ttlMs));
     this.push(typeUrl);
+  }
+
+  /**
+   * Sends heartbeats (a `Resource` with name, version and TTL, no body) for the type's TTL'd
+   * resources, or those of `names`: to delta streams for what each holds at the current
+   * version; to SotW streams as the type's usual response with those resources as heartbeats.
+   */
+  sendHeartbeats(type: ResourceTypeName, names?: readonly string[]): void {
+    const typeUrl = resolveTypeUrl(type);
+    const only = names && new Set(names);
+    this.delta.sendHeartbeats(typeUrl, only);
+    for (const session of this.sessions.values()) {
+      if (session.isSubscribed(typeUrl)) this.respond(session, typeUrl, only ?? 'all');
+    }
   }
 
   /** Removes one resource; same version bump and push (the SotW way to delete). */
@@ -159,24 +202,41 @@ export class ManagementServer {
 
   // ---- what happened ----
 
-  /** Every DiscoveryRequest received, in order. */
+  /** Every DeltaDiscoveryRequest received on DeltaAggregatedResources streams, in order. */
+  get deltaRequests(): readonly RecordedDeltaRequest[] {
+    return this.delta.requests;
+  }
+
+  /** The first delta request, already received or future, that matches. */
+  waitForDeltaRequest(
+    predicate: (request: RecordedDeltaRequest) => boolean,
+    options: WaitForRequestOptions = {},
+  ): Promise<RecordedDeltaRequest> {
+    const after = options.after ?? 0;
+    const log = this.delta.requests;
+    return this.waiters.wait(requestProbe(log, predicate, after), options, (ms) =>
+      requestTimeoutMessage(log, after, ms, 'waitForDeltaRequest'),
+    );
+  }
+
+  /** Every DiscoveryRequest received on SotW streams, in order. */
   get requests(): readonly RecordedRequest[] {
     return this.requestLog;
   }
 
-  /** Every DiscoveryResponse sent, in order, crafted ones included. */
+  /** Every response sent, SotW and delta, in order, crafted ones included. */
   get responses(): readonly RecordedResponse[] {
     return this.responseLog;
   }
 
   /** ADS streams open now (a stream the server has ended no longer counts). */
   get streamCount(): number {
-    let open = 0;
+    let open = this.delta.streamCount;
     for (const session of this.sessions.values()) if (session.isOpen) open++;
     return open;
   }
 
-  /** ADS streams ever opened (stream ids run 1..streamsOpened). */
+  /** ADS streams (SotW and delta) ever opened (stream ids run 1..streamsOpened). */
   get streamsOpened(): number {
     return this.opened;
   }
@@ -276,11 +336,13 @@ export class ManagementServer {
         if (subscription.due) this.respond(session, typeUrl);
       }
     }
+    this.delta.release();
   }
 
   /** Ends every open stream with this status (a grpc-js `status` number). */
   endStreams(code: status, details = `ended by the test with status ${code}`): void {
     for (const session of this.sessions.values()) session.end(code, details);
+    this.delta.endStreams(code, details);
   }
 
   /** Applies to streams opened from now on; `undefined` clears it (for later streams). */
@@ -316,6 +378,14 @@ export class ManagementServer {
   }
 
   /**
+   * Sends a crafted DeltaDiscoveryResponse to every open delta stream, or to one: resources
+   * without `resource` are heartbeats; nothing is checked. Returns the nonces.
+   */
+  sendRawDelta(response: RawDeltaResponse, streamId?: number): string[] {
+    return this.delta.sendRaw(response, streamId);
+  }
+
+  /**
    * Ends the streams with UNAVAILABLE and shuts down; resolves once the port is free. Idempotent.
    * Pending waitFor* promises are rejected.
    */
@@ -326,14 +396,20 @@ export class ManagementServer {
 
   // ---- the protocol ----
 
-  private onStream(call: AdsCall): void {
+  /** A new stream, SotW or delta: its id, and the fault set when it opened. */
+  private streamOpened() {
     // The fault is the one set when the stream opened: a test that clears it after
     // waitForStreams(n) has resolved still sees stream n fail.
     const fault = this.fault && {
       code: this.fault.code,
       details: this.fault.details ?? `stream fault (status ${this.fault.code})`,
     };
-    const session = new AdsSession(++this.opened, call, fault);
+    return { id: ++this.opened, fault };
+  }
+
+  private onStream(call: AdsCall): void {
+    const { id, fault } = this.streamOpened();
+    const session = new AdsSession(id, call, fault);
     if (this.closing) {
       session.end(status.UNAVAILABLE, 'management server closed');
       return;
@@ -377,8 +453,15 @@ export class ManagementServer {
     }
   }
 
-  /** Sends the type's current version of the resources the stream asked for. */
-  private respond(session: AdsSession, typeUrl: string): void {
+  /**
+   * Sends the type's current version of the resources the stream asked for; `heartbeats`
+   * sends those TTL'd resources as heartbeats.
+   */
+  private respond(
+    session: AdsSession,
+    typeUrl: string,
+    heartbeats?: ReadonlySet<string> | 'all',
+  ): void {
     const subscription = session.subscriptions.get(typeUrl);
     if (!subscription) return;
     // Nothing subscribed (the client dropped its last name): nothing to say.
@@ -391,16 +474,21 @@ export class ManagementServer {
       return;
     }
     const selected = this.store.select(typeUrl, subscription.wildcard, subscription.names);
+    const beats = selected
+      .filter((r) => r.ttlMs !== undefined && heartbeats !== undefined)
+      .filter((r) => heartbeats === 'all' || heartbeats!.has(r.name))
+      .map((r) => r.name);
     const response = {
       typeUrl,
       versionInfo: this.store.version(typeUrl),
       nonce: this.nextNonce(),
-      resources: selected.map((resource) => ({ type_url: typeUrl, value: resource.bytes })),
+      resources: selected.map((r) => sotwEntry(typeUrl, r, beats.includes(r.name))),
     };
     this.write(
       session,
       response,
       selected.map((resource) => resource.name),
+      beats,
     );
   }
 
@@ -408,12 +496,14 @@ export class ManagementServer {
     for (const session of this.sessions.values()) {
       if (session.isSubscribed(typeUrl)) this.respond(session, typeUrl);
     }
+    this.delta.push(typeUrl);
   }
 
   private write(
     session: AdsSession,
     response: Pick<DiscoveryResponse, 'typeUrl' | 'versionInfo' | 'nonce' | 'resources'>,
     names: readonly string[],
+    heartbeats: readonly string[] = [],
   ): void {
     const sent = session.send({ ...response, canary: false, controlPlane: null });
     if (!sent) return;
@@ -424,6 +514,7 @@ export class ManagementServer {
         versionInfo: response.versionInfo,
         nonce: response.nonce,
         resourceNames: Object.freeze([...names]),
+        ...(heartbeats.length > 0 && { heartbeats: Object.freeze([...heartbeats]) }),
         sentAt: Date.now(),
       }),
     );
@@ -463,4 +554,11 @@ export class ManagementServer {
       });
     });
   }
+}
+
+function checkTtl(ttlMs: number | undefined): number | undefined {
+  if (ttlMs !== undefined && !(Number.isFinite(ttlMs) && ttlMs > 0)) {
+    throw new Error(`ttlMs must be a positive number of milliseconds (got ${ttlMs})`);
+  }
+  return ttlMs;
 }

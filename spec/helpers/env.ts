@@ -7,6 +7,10 @@ export const EDS = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssi
 export const LDS = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 export const RDS = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
 
+/** The two ADS transports a bootstrap server entry can choose. */
+export type ApiType = 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC';
+export const API_TYPES: readonly ApiType[] = ['AGGREGATED_GRPC', 'AGGREGATED_DELTA_GRPC'];
+
 export interface Env {
   server: ManagementServer;
   client: XdsClient;
@@ -17,14 +21,18 @@ export interface Env {
 
 /** A real management server on 127.0.0.1 and a client bootstrapped to it. */
 export async function startEnv(
-  options: Partial<XdsClientOptions> & { serverFeatures?: string[] } = {},
+  options: Partial<XdsClientOptions> & { serverFeatures?: string[]; apiType?: ApiType } = {},
 ): Promise<Env> {
   const server = await ManagementServer.start();
   const clients: XdsClient[] = [];
-  const { serverFeatures, ...clientOptions } = options;
+  const { serverFeatures, apiType, ...clientOptions } = options;
   const newClient = (more: Partial<XdsClientOptions> = {}) => {
     const c = new XdsClient({
-      bootstrap: server.bootstrap({ nodeId: 'spec-node', serverFeatures: serverFeatures ?? [] }),
+      bootstrap: server.bootstrap({
+        nodeId: 'spec-node',
+        serverFeatures: serverFeatures ?? [],
+        ...(apiType && { apiType }),
+      }),
       resourceTimeoutMs: TEST_RESOURCE_TIMEOUT_MS,
       ...clientOptions,
       ...more,
@@ -54,9 +62,11 @@ export async function settled(server: ManagementServer): Promise<void> {
   for (;;) {
     const last = server.responses.at(-1);
     if (!last) return;
-    await server.waitForRequest(
-      (r) => r.streamId === last.streamId && r.responseNonce === last.nonce,
-    );
+    const answers = (r: { streamId: number; responseNonce: string }) =>
+      r.streamId === last.streamId && r.responseNonce === last.nonce;
+    // Delta responses (which always list removed_resources) are answered on the delta log.
+    if (last.removedResources) await server.waitForDeltaRequest(answers);
+    else await server.waitForRequest(answers);
     // The server answers a request as it logs it: a newer response is already in the log.
     if (server.responses.at(-1) === last) return;
   }
