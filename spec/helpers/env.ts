@@ -1,5 +1,5 @@
 import { XdsClient, type XdsClientOptions } from '../../lib';
-import { ManagementServer } from '../../lib/testing';
+import { ManagementServer, type RecordedResponse } from '../../lib/testing';
 import { TEST_RESOURCE_TIMEOUT_MS } from './constants';
 
 export const CDS = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -53,6 +53,21 @@ export async function startEnv(
 }
 
 /**
+ * The client's ACK or NACK of a response, SotW or delta (delta responses, which always list
+ * removed_resources, are answered on the delta request log).
+ */
+export function answerTo(
+  server: ManagementServer,
+  response: RecordedResponse,
+): Promise<{ readonly errorDetail?: { readonly code: number; readonly message: string } }> {
+  const answers = (r: { streamId: number; responseNonce: string }) =>
+    r.streamId === response.streamId && r.responseNonce === response.nonce;
+  return response.removedResources
+    ? server.waitForDeltaRequest(answers)
+    : server.waitForRequest(answers);
+}
+
+/**
  * Resolves once the client has answered (ACK or NACK) the server's latest response, and that
  * answer drew no newer one. The client notifies watchers, and its listeners' microtasks run,
  * before its answer is written: whatever a response causes has happened by then, so this is
@@ -62,11 +77,7 @@ export async function settled(server: ManagementServer): Promise<void> {
   for (;;) {
     const last = server.responses.at(-1);
     if (!last) return;
-    const answers = (r: { streamId: number; responseNonce: string }) =>
-      r.streamId === last.streamId && r.responseNonce === last.nonce;
-    // Delta responses (which always list removed_resources) are answered on the delta log.
-    if (last.removedResources) await server.waitForDeltaRequest(answers);
-    else await server.waitForRequest(answers);
+    await answerTo(server, last);
     // The server answers a request as it logs it: a newer response is already in the log.
     if (server.responses.at(-1) === last) return;
   }
