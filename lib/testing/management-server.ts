@@ -170,8 +170,8 @@ export class ManagementServer {
     options: SetResourceOptions = {},
   ): void {
     const typeUrl = resolveTypeUrl(type);
-    this.store.upsert(typeUrl, resource, checkTtl(options.ttlMs));
-    this.push(typeUrl);
+    const name = this.store.upsert(typeUrl, resource, checkTtl(options.ttlMs));
+    this.push(typeUrl, name);
   }
 
   /**
@@ -192,7 +192,7 @@ export class ManagementServer {
   removeResource(type: ResourceTypeName, name: string): void {
     const typeUrl = resolveTypeUrl(type);
     this.store.remove(typeUrl, name);
-    this.push(typeUrl);
+    this.push(typeUrl, name);
   }
 
   /** A bootstrap object (snake_case, as in a file) pointing at this server, insecure creds. */
@@ -492,11 +492,12 @@ export class ManagementServer {
     );
   }
 
-  private push(typeUrl: string): void {
+  /** `only`: the one resource that changed (delta streams need look at nothing else). */
+  private push(typeUrl: string, only?: string): void {
     for (const session of this.sessions.values()) {
       if (session.isSubscribed(typeUrl)) this.respond(session, typeUrl);
     }
-    this.delta.push(typeUrl);
+    this.delta.push(typeUrl, only);
   }
 
   private write(

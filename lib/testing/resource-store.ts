@@ -60,7 +60,8 @@ export class ResourceStore {
     }
   }
 
-  upsert(typeUrl: string, input: ResourceInput, ttlMs?: number): void {
+  /** Returns the resource's name. */
+  upsert(typeUrl: string, input: ResourceInput, ttlMs?: number): string {
     const resource = encodeInput(typeUrl, input, shortTypeName(typeUrl));
     const type = this.typeOf(typeUrl);
     type.version++;
@@ -68,6 +69,7 @@ export class ResourceStore {
       resource.name,
       stored(resource, type.byName.get(resource.name), type.version, ttlMs),
     );
+    return resource.name;
   }
 
   get(typeUrl: string, name: string): StoredResource | undefined {
