@@ -11,11 +11,14 @@
 // 6. Resources nobody subscribed to are ignored.
 // 7. Reconnect (A57): a stream that ends after a response reconnects with backoff, notifying
 //    nobody; one that fails before any response is UNAVAILABLE for every watcher.
+// 8. The does-not-exist timer (A57) still runs against a server that says nothing.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, type ClusterUpdate, type EndpointUpdate } from '../../lib';
 import { edsCluster, endpoints, toMessageBytes } from '../../lib/testing';
-import { TEST_BACKOFF } from '../helpers/constants';
+import { ClientEvents } from '../helpers/client-events';
+import { mockClock, realClock } from '../helpers/clock';
+import { TEST_BACKOFF, TEST_RESOURCE_TIMEOUT_MS } from '../helpers/constants';
 import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
@@ -26,7 +29,10 @@ const edsServiceName = (cluster: ClusterUpdate) =>
 
 describe('delta ADS', () => {
   let env: Env;
-  afterEach(() => env?.close());
+  afterEach(() => {
+    realClock();
+    return env?.close();
+  });
 
   async function watchClusters(...names: string[]) {
     const watchers = names.map(() => new RecordingWatcher<ClusterUpdate>());
@@ -119,6 +125,7 @@ describe('delta ADS', () => {
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const { watchers } = await watchClusters('A', 'B');
     for (const w of watchers) await w.next('changed');
+    await settled(env.server); // the change below is pushed, not the answer to an ACK
     env.server.setResource('cluster', edsCluster('B', { serviceName: 'b2' }));
     const b = await watchers[1]!.next('changed');
     assert.equal(edsServiceName(b.resource), 'b2');
@@ -280,5 +287,25 @@ describe('delta ADS', () => {
     await w.next('changed');
     assert.ok(env.server.streamsOpened >= 2);
     assert.equal(env.server.deltaRequests.at(-1)!.typeUrl, EDS);
+  });
+
+  it('delta-does-not-exist-timer-runs-against-a-server-that-says-nothing', async (t) => {
+    env = await startEnv({ apiType: DELTA });
+    env.server.holdResponses('cluster');
+    const events = new ClientEvents(env.client);
+    const tick = mockClock(t);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('late', w);
+    await events.request('subscribing "late"', (r) => r.resourceNames.includes('late'));
+    tick(TEST_RESOURCE_TIMEOUT_MS - 1);
+    w.expectNothingYet();
+    tick(1);
+    const { error } = await w.next('error');
+    assert.equal(error.code, status.NOT_FOUND);
+    assert.match(error.message, /not received within/);
+    // A later arrival is still delivered.
+    env.server.setResources('cluster', [edsCluster('late')]);
+    env.server.releaseResponses();
+    await w.next('changed');
   });
 });
