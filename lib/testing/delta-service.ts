@@ -7,10 +7,9 @@ import { status, type ServerDuplexStream } from '@grpc/grpc-js';
 import { bidiMethod } from './grpc-method';
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, Resource } from '../generated/protos';
 import { recordDeltaRequest, type RecordedDeltaRequest, type RecordedResponse } from './recorder';
-import type { ResourceStore } from './resource-store';
 import { wrapResource } from './resource-wrapper';
 import { shortTypeName } from './resource-types';
-import { StreamSession } from './stream-session';
+import { StreamSession, type StreamHost } from './stream-session';
 
 export const DELTA_ADS_METHOD_PATH =
   '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
@@ -41,20 +40,6 @@ export interface RawDeltaResponse {
   removedResources?: readonly string[];
 }
 
-/** What the delta service needs of its ManagementServer. */
-export interface DeltaHost {
-  readonly store: ResourceStore;
-  isHeld(typeUrl: string): boolean;
-  nextNonce(): string;
-  /** A new stream's id, and the fault it must fail with (setStreamFault). */
-  streamOpened(): { id: number; fault: { code: status; details: string } | undefined };
-  isClosing(): boolean;
-  log(line: string): void;
-  recordResponse(response: RecordedResponse): void;
-  /** Something was recorded: re-check the waiters. */
-  notify(): void;
-}
-
 interface DeltaSubscription {
   readonly names: Set<string>;
   wildcard: boolean;
@@ -78,7 +63,7 @@ export class DeltaService {
   readonly requests: RecordedDeltaRequest[] = [];
   private readonly sessions = new Map<number, DeltaSession>();
 
-  constructor(private readonly host: DeltaHost) {}
+  constructor(private readonly host: StreamHost) {}
 
   get streamCount(): number {
     let open = 0;

@@ -2,13 +2,11 @@
 // resources. Everything exported here is public and documented in docs/testing.md.
 export {
   ManagementServer,
-  ADS_METHOD_PATH,
   type ManagementServerOptions,
-  type RawResource,
-  type RawResponse,
   type SetResourceOptions,
   type StreamFault,
 } from './management-server';
+export { ADS_METHOD_PATH, type RawResource, type RawResponse } from './sotw-service';
 export {
   DELTA_ADS_METHOD_PATH,
   type RawDeltaResource,

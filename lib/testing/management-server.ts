@@ -1,13 +1,11 @@
-// A real gRPC ADS management server for tests (ours and users'): state-of-the-world and
-// incremental (delta) ADS from one resource store, with a request log to assert on and hooks for the faults a test needs (held
-// responses, ended streams, crafted responses), as grpc-go's e2e server offers around
-// go-control-plane. On the same port, a LoadReportingService that records load reports.
+// A real gRPC ADS management server for tests (ours and users'): state-of-the-world
+// (sotw-service.ts) and incremental ADS (delta-service.ts) from one resource store, with request
+// logs to assert on and hooks for the faults a test needs (held responses, ended streams,
+// crafted responses), as grpc-go's e2e server offers around go-control-plane. On the same
+// port, a LoadReportingService that records load reports.
 import { Server, ServerCredentials, status, type ServiceDefinition } from '@grpc/grpc-js';
-import { bidiMethod } from './grpc-method';
-import type { Any, DiscoveryRequest, DiscoveryResponse } from '../generated/protos';
-import { AdsSession, type AdsCall } from './ads-session';
+import type { AdsCall } from './ads-session';
 import { buildBootstrap, type BootstrapJson, type BootstrapOptions } from './bootstrap-json';
-import { toMessageBytes } from './json-message';
 import {
   LRS_SERVICE,
   LrsService,
@@ -25,7 +23,6 @@ import {
 } from './delta-service';
 import {
   Waiters,
-  recordRequest,
   requestProbe,
   requestTimeoutMessage,
   type RecordedDeltaRequest,
@@ -34,14 +31,10 @@ import {
   type WaitForRequestOptions,
   type WaitOptions,
 } from './recorder';
-import {
-  ResourceStore,
-  nameOfBytes,
-  type ResourceInput,
-  type ResourceJson,
-} from './resource-store';
-import { sotwEntry } from './resource-wrapper';
-import { resolveTypeUrl, shortTypeName, type ResourceTypeName } from './resource-types';
+import { ADS_METHOD, SotwService, type RawResponse } from './sotw-service';
+import { ResourceStore, type ResourceInput } from './resource-store';
+import { resolveTypeUrl, type ResourceTypeName } from './resource-types';
+import type { StreamHost } from './stream-session';
 
 export interface ManagementServerOptions {
   /** Default 0: a free port. The server binds 127.0.0.1 only. */
@@ -64,27 +57,6 @@ export interface StreamFault {
   endBeforeResponseWith?: { code: status; details?: string };
 }
 
-/** One resource of a crafted response: raw bytes, or JSON encoded as the message `typeUrl` names. */
-export type RawResource =
-  { typeUrl: string; value: Uint8Array } | { typeUrl: string; json: ResourceJson };
-
-export interface RawResponse {
-  typeUrl: string;
-  /** Default: the server's current version of the type ('' for a type it does not serve). */
-  versionInfo?: string;
-  /** Default: a fresh nonce per stream. */
-  nonce?: string;
-  resources: readonly RawResource[];
-}
-
-export const ADS_METHOD_PATH =
-  '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
-
-const ADS_METHOD = bidiMethod(
-  ADS_METHOD_PATH,
-  'envoy.service.discovery.v3.DiscoveryRequest',
-  'envoy.service.discovery.v3.DiscoveryResponse',
-);
 const ADS_SERVICE: ServiceDefinition = {
   StreamAggregatedResources: ADS_METHOD,
   DeltaAggregatedResources: DELTA_ADS_METHOD,
@@ -95,12 +67,11 @@ const CLOSE_GRACE_MS = 500;
 
 export class ManagementServer {
   private readonly store = new ResourceStore();
-  private readonly sessions = new Map<number, AdsSession>();
-  private readonly requestLog: RecordedRequest[] = [];
   private readonly responseLog: RecordedResponse[] = [];
   private readonly waiters = new Waiters();
   private readonly lrs = new LrsService(this.waiters);
-  private readonly delta = new DeltaService({
+  /** What both ADS services share: the store, holds, nonces, stream ids, the response log. */
+  private readonly host: StreamHost = {
     store: this.store,
     isHeld: (typeUrl) => this.isHeld(typeUrl),
     nextNonce: () => this.nextNonce(),
@@ -109,7 +80,9 @@ export class ManagementServer {
     log: (line) => this.log(line),
     recordResponse: (response) => this.responseLog.push(response),
     notify: () => this.waiters.notify(),
-  });
+  };
+  private readonly sotw = new SotwService(this.host);
+  private readonly delta = new DeltaService(this.host);
   private readonly held = new Set<string>();
   /** With `heldAll`, the types released one by one since. */
   private readonly releasedFromAll = new Set<string>();
@@ -138,7 +111,7 @@ export class ManagementServer {
     });
     const server = new ManagementServer(grpcServer, `${HOST}:${port}`, options.log ?? (() => {}));
     grpcServer.addService(ADS_SERVICE, {
-      StreamAggregatedResources: (call: AdsCall) => server.onStream(call),
+      StreamAggregatedResources: (call: AdsCall) => server.sotw.onStream(call),
       DeltaAggregatedResources: (call: DeltaCall) => server.delta.onStream(call),
     });
     grpcServer.addService(LRS_SERVICE, {
@@ -183,9 +156,7 @@ export class ManagementServer {
     const typeUrl = resolveTypeUrl(type);
     const only = names && new Set(names);
     this.delta.sendHeartbeats(typeUrl, only);
-    for (const session of this.sessions.values()) {
-      if (session.isSubscribed(typeUrl)) this.respond(session, typeUrl, only ?? 'all');
-    }
+    this.sotw.sendHeartbeats(typeUrl, only);
   }
 
   /** Removes one resource; same version bump and push (the SotW way to delete). */
@@ -221,7 +192,7 @@ export class ManagementServer {
 
   /** Every DiscoveryRequest received on SotW streams, in order. */
   get requests(): readonly RecordedRequest[] {
-    return this.requestLog;
+    return this.sotw.requests;
   }
 
   /** Every response sent, SotW and delta, in order, crafted ones included. */
@@ -231,9 +202,7 @@ export class ManagementServer {
 
   /** ADS streams open now (a stream the server has ended no longer counts). */
   get streamCount(): number {
-    let open = this.delta.streamCount;
-    for (const session of this.sessions.values()) if (session.isOpen) open++;
-    return open;
+    return this.sotw.streamCount + this.delta.streamCount;
   }
 
   /** ADS streams (SotW and delta) ever opened (stream ids run 1..streamsOpened). */
@@ -247,8 +216,9 @@ export class ManagementServer {
     options: WaitForRequestOptions = {},
   ): Promise<RecordedRequest> {
     const after = options.after ?? 0;
-    return this.waiters.wait(requestProbe(this.requestLog, predicate, after), options, (ms) =>
-      requestTimeoutMessage(this.requestLog, after, ms),
+    const log = this.sotw.requests;
+    return this.waiters.wait(requestProbe(log, predicate, after), options, (ms) =>
+      requestTimeoutMessage(log, after, ms),
     );
   }
 
@@ -331,17 +301,13 @@ export class ManagementServer {
       this.held.delete(typeUrl);
       if (this.heldAll) this.releasedFromAll.add(typeUrl);
     }
-    for (const session of this.sessions.values()) {
-      for (const [typeUrl, subscription] of session.subscriptions) {
-        if (subscription.due) this.respond(session, typeUrl);
-      }
-    }
+    this.sotw.release();
     this.delta.release();
   }
 
   /** Ends every open stream with this status (a grpc-js `status` number). */
   endStreams(code: status, details = `ended by the test with status ${code}`): void {
-    for (const session of this.sessions.values()) session.end(code, details);
+    this.sotw.endStreams(code, details);
     this.delta.endStreams(code, details);
   }
 
@@ -355,26 +321,7 @@ export class ManagementServer {
    * wrong type URLs, undecodable bytes and duplicate names are the point. Returns the nonces.
    */
   sendRaw(response: RawResponse, streamId?: number): string[] {
-    const targets = this.rawTargets(streamId);
-    const resources: Any[] = [];
-    const names: string[] = [];
-    response.resources.forEach((resource, index) => {
-      if ('value' in resource) {
-        resources.push({ type_url: resource.typeUrl, value: resource.value });
-        names.push(nameOfBytes(resource.typeUrl, resource.value));
-        return;
-      }
-      const path = `resources[${index}].json`;
-      const value = toMessageBytes(resource.typeUrl, resource.json, { path });
-      resources.push({ type_url: resource.typeUrl, value });
-      names.push(nameOfBytes(resource.typeUrl, value));
-    });
-    const versionInfo = response.versionInfo ?? this.store.version(response.typeUrl);
-    return targets.map((session) => {
-      const nonce = response.nonce ?? this.nextNonce();
-      this.write(session, { typeUrl: response.typeUrl, versionInfo, nonce, resources }, names);
-      return nonce;
-    });
+    return this.sotw.sendRaw(response, streamId);
   }
 
   /**
@@ -407,118 +354,10 @@ export class ManagementServer {
     return { id: ++this.opened, fault };
   }
 
-  private onStream(call: AdsCall): void {
-    const { id, fault } = this.streamOpened();
-    const session = new AdsSession(id, call, fault);
-    if (this.closing) {
-      session.end(status.UNAVAILABLE, 'management server closed');
-      return;
-    }
-    this.sessions.set(session.id, session);
-    const detach = () => {
-      session.markClosed();
-      this.sessions.delete(session.id);
-    };
-    call.on('data', (request: DiscoveryRequest) => this.onRequest(session, request));
-    // A client that half-closes is done: end with OK, as go-control-plane does.
-    call.on('end', () => session.end(status.OK, ''));
-    call.on('finish', detach);
-    call.on('cancelled', detach);
-    call.on('close', detach);
-    this.waiters.notify();
-  }
-
-  private onRequest(session: AdsSession, request: DiscoveryRequest): void {
-    this.requestLog.push(recordRequest(session.id, request));
-    const first = session.requestCount++ === 0;
-    if (first && session.fault) {
-      session.end(session.fault.code, session.fault.details);
-    } else if (session.isOpen && !this.closing) {
-      this.answer(session, request);
-    }
-    this.waiters.notify();
-  }
-
-  private answer(session: AdsSession, request: DiscoveryRequest): void {
-    const type = shortTypeName(request.typeUrl);
-    if (!this.store.serves(request.typeUrl)) {
-      this.log(`stream ${session.id}: ${type}: unknown type, not answered`);
-      return;
-    }
-    const verdict = session.applyRequest(request);
-    if (verdict === 'stale') {
-      this.log(`stream ${session.id}: ${type}: stale nonce ${request.responseNonce}, ignored`);
-    } else if (verdict === 'changed') {
-      this.respond(session, request.typeUrl);
-    }
-  }
-
-  /**
-   * Sends the type's current version of the resources the stream asked for; `heartbeats`
-   * sends those TTL'd resources as heartbeats.
-   */
-  private respond(
-    session: AdsSession,
-    typeUrl: string,
-    heartbeats?: ReadonlySet<string> | 'all',
-  ): void {
-    const subscription = session.subscriptions.get(typeUrl);
-    if (!subscription) return;
-    // Nothing subscribed (the client dropped its last name): nothing to say.
-    if (!subscription.wildcard && subscription.names.size === 0) {
-      subscription.due = false;
-      return;
-    }
-    if (this.isHeld(typeUrl)) {
-      subscription.due = true;
-      return;
-    }
-    const selected = this.store.select(typeUrl, subscription.wildcard, subscription.names);
-    const beats = selected
-      .filter((r) => r.ttlMs !== undefined && heartbeats !== undefined)
-      .filter((r) => heartbeats === 'all' || heartbeats!.has(r.name))
-      .map((r) => r.name);
-    const response = {
-      typeUrl,
-      versionInfo: this.store.version(typeUrl),
-      nonce: this.nextNonce(),
-      resources: selected.map((r) => sotwEntry(typeUrl, r, beats.includes(r.name))),
-    };
-    this.write(
-      session,
-      response,
-      selected.map((resource) => resource.name),
-      beats,
-    );
-  }
-
   /** `only`: the one resource that changed (delta streams need look at nothing else). */
   private push(typeUrl: string, only?: string): void {
-    for (const session of this.sessions.values()) {
-      if (session.isSubscribed(typeUrl)) this.respond(session, typeUrl);
-    }
+    this.sotw.push(typeUrl);
     this.delta.push(typeUrl, only);
-  }
-
-  private write(
-    session: AdsSession,
-    response: Pick<DiscoveryResponse, 'typeUrl' | 'versionInfo' | 'nonce' | 'resources'>,
-    names: readonly string[],
-    heartbeats: readonly string[] = [],
-  ): void {
-    const sent = session.send({ ...response, canary: false, controlPlane: null });
-    if (!sent) return;
-    this.responseLog.push(
-      Object.freeze({
-        streamId: session.id,
-        typeUrl: response.typeUrl,
-        versionInfo: response.versionInfo,
-        nonce: response.nonce,
-        resourceNames: Object.freeze([...names]),
-        ...(heartbeats.length > 0 && { heartbeats: Object.freeze([...heartbeats]) }),
-        sentAt: Date.now(),
-      }),
-    );
   }
 
   private isHeld(typeUrl: string): boolean {
@@ -527,17 +366,6 @@ export class ManagementServer {
 
   private nextNonce(): string {
     return String(++this.nonces);
-  }
-
-  private rawTargets(streamId: number | undefined): AdsSession[] {
-    const open = [...this.sessions.values()].filter((session) => session.isOpen);
-    const targets = streamId === undefined ? open : open.filter((s) => s.id === streamId);
-    if (targets.length === 0) {
-      const ids = open.map((s) => s.id).join(', ') || 'none';
-      const which = streamId === undefined ? 'no stream is open' : `stream ${streamId} is not open`;
-      throw new Error(`sendRaw: ${which} (open streams: ${ids})`);
-    }
-    return targets;
   }
 
   private async shutdown(): Promise<void> {

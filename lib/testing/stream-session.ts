@@ -1,6 +1,8 @@
 // What every ADS stream of the server has, SotW or delta: an id, a fault to fail with, and an
 // open/ended state.
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
+import type { RecordedResponse } from './recorder';
+import type { ResourceStore } from './resource-store';
 
 export class StreamSession<Req, Res> {
   requestCount = 0;
@@ -33,4 +35,18 @@ export class StreamSession<Req, Res> {
   markClosed(): void {
     this.open = false;
   }
+}
+
+/** What the SotW and delta services need of their ManagementServer. */
+export interface StreamHost {
+  readonly store: ResourceStore;
+  isHeld(typeUrl: string): boolean;
+  nextNonce(): string;
+  /** A new stream's id, and the fault it must fail with (setStreamFault). */
+  streamOpened(): { id: number; fault: { code: status; details: string } | undefined };
+  isClosing(): boolean;
+  log(line: string): void;
+  recordResponse(response: RecordedResponse): void;
+  /** Something was recorded: re-check the waiters. */
+  notify(): void;
 }
