@@ -3,13 +3,14 @@
 // which version of each resource the client holds, and sends only what differs: changed
 // resources, and removed_resources for names that are gone (or never existed), as the
 // protocol document's "Incremental xDS" describes and go-control-plane's delta server does.
-import { status, type ServerDuplexStream } from '@grpc/grpc-js';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { bidiMethod } from './grpc-method';
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, Resource } from '../generated/protos';
 import { recordDeltaRequest, type RecordedDeltaRequest, type RecordedResponse } from './recorder';
 import { wrapResource } from './resource-wrapper';
 import { shortTypeName } from './resource-types';
-import { StreamSession, type StreamHost } from './stream-session';
+import { StreamService } from './stream-service';
+import { StreamSession } from './stream-session';
 
 export const DELTA_ADS_METHOD_PATH =
   '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
@@ -59,36 +60,18 @@ class DeltaSession extends StreamSession<DeltaDiscoveryRequest, DeltaDiscoveryRe
   }
 }
 
-export class DeltaService {
-  readonly requests: RecordedDeltaRequest[] = [];
-  private readonly sessions = new Map<number, DeltaSession>();
-
-  constructor(private readonly host: StreamHost) {}
-
-  get streamCount(): number {
-    let open = 0;
-    for (const session of this.sessions.values()) if (session.isOpen) open++;
-    return open;
+export class DeltaService extends StreamService<
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DeltaSession,
+  RecordedDeltaRequest
+> {
+  protected newSession(id: number, call: DeltaCall, fault: DeltaSession['fault']): DeltaSession {
+    return new DeltaSession(id, call, fault);
   }
 
-  onStream(call: DeltaCall): void {
-    const { id, fault } = this.host.streamOpened();
-    const session = new DeltaSession(id, call, fault);
-    if (this.host.isClosing()) {
-      session.end(status.UNAVAILABLE, 'management server closed');
-      return;
-    }
-    this.sessions.set(id, session);
-    const detach = () => {
-      session.markClosed();
-      this.sessions.delete(id);
-    };
-    call.on('data', (request: DeltaDiscoveryRequest) => this.onRequest(session, request));
-    call.on('end', () => session.end(status.OK, ''));
-    call.on('finish', detach);
-    call.on('cancelled', detach);
-    call.on('close', detach);
-    this.host.notify();
+  protected record(streamId: number, request: DeltaDiscoveryRequest): RecordedDeltaRequest {
+    return recordDeltaRequest(streamId, request);
   }
 
   /**
@@ -99,15 +82,6 @@ export class DeltaService {
   push(typeUrl: string, only?: string): void {
     for (const session of this.sessions.values()) {
       if (session.subscriptions.has(typeUrl)) this.respond(session, typeUrl, only);
-    }
-  }
-
-  /** Responses of a type are no longer held: send each stream what it is owed. */
-  release(): void {
-    for (const session of this.sessions.values()) {
-      for (const [typeUrl, subscription] of session.subscriptions) {
-        if (subscription.due) this.respond(session, typeUrl);
-      }
     }
   }
 
@@ -160,26 +134,11 @@ export class DeltaService {
     );
   }
 
-  endStreams(code: status, details: string): void {
-    for (const session of this.sessions.values()) session.end(code, details);
-  }
-
-  private onRequest(session: DeltaSession, request: DeltaDiscoveryRequest): void {
-    this.requests.push(recordDeltaRequest(session.id, request));
-    const first = session.requestCount++ === 0;
-    if (first && session.fault) {
-      session.end(session.fault.code, session.fault.details);
-    } else if (session.isOpen && !this.host.isClosing()) {
-      this.apply(session, request);
-    }
-    this.host.notify();
-  }
-
   /**
    * Subscription changes count whatever the nonce (the protocol says a stale nonce must not
    * make the server ignore them); an ACK or NACK alone asks for nothing.
    */
-  private apply(session: DeltaSession, request: DeltaDiscoveryRequest): void {
+  protected apply(session: DeltaSession, request: DeltaDiscoveryRequest): void {
     const { typeUrl } = request;
     let subscription = session.subscriptions.get(typeUrl);
     const firstOfType = subscription === undefined;
@@ -223,7 +182,7 @@ export class DeltaService {
   }
 
   /** Sends the resources whose version the client does not hold, and the names now gone. */
-  private respond(session: DeltaSession, typeUrl: string, only?: string): void {
+  protected respond(session: DeltaSession, typeUrl: string, only?: string): void {
     const subscription = session.subscriptions.get(typeUrl);
     if (!subscription || !session.isOpen) return;
     if (this.host.isHeld(typeUrl)) {

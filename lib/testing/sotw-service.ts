@@ -1,6 +1,5 @@
 // The StreamAggregatedResources side of the ManagementServer: state-of-the-world ADS, with the
 // rules of go-control-plane's SotW server (ads-session.ts) over the shared resource store.
-import { status } from '@grpc/grpc-js';
 import type { Any, DiscoveryRequest, DiscoveryResponse } from '../generated/protos';
 import { AdsSession, type AdsCall } from './ads-session';
 import { bidiMethod } from './grpc-method';
@@ -9,7 +8,7 @@ import { recordRequest, type RecordedRequest } from './recorder';
 import { nameOfBytes, type ResourceJson } from './resource-store';
 import { shortTypeName } from './resource-types';
 import { sotwEntry } from './resource-wrapper';
-import type { StreamHost } from './stream-session';
+import { StreamService } from './stream-service';
 
 export const ADS_METHOD_PATH =
   '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
@@ -33,16 +32,18 @@ export interface RawResponse {
   resources: readonly RawResource[];
 }
 
-export class SotwService {
-  readonly requests: RecordedRequest[] = [];
-  private readonly sessions = new Map<number, AdsSession>();
+export class SotwService extends StreamService<
+  DiscoveryRequest,
+  DiscoveryResponse,
+  AdsSession,
+  RecordedRequest
+> {
+  protected newSession(id: number, call: AdsCall, fault: AdsSession['fault']): AdsSession {
+    return new AdsSession(id, call, fault);
+  }
 
-  constructor(private readonly host: StreamHost) {}
-
-  get streamCount(): number {
-    let open = 0;
-    for (const session of this.sessions.values()) if (session.isOpen) open++;
-    return open;
+  protected record(streamId: number, request: DiscoveryRequest): RecordedRequest {
+    return recordRequest(streamId, request);
   }
 
   /** The store changed for the type: every subscribed stream gets the type's new state. */
@@ -52,24 +53,11 @@ export class SotwService {
     }
   }
 
-  /** Responses are no longer held: send each stream the response it is owed. */
-  release(): void {
-    for (const session of this.sessions.values()) {
-      for (const [typeUrl, subscription] of session.subscriptions) {
-        if (subscription.due) this.respond(session, typeUrl);
-      }
-    }
-  }
-
   /** The type's usual response, with its TTL'd resources (of `names`) as heartbeats. */
   sendHeartbeats(typeUrl: string, names: ReadonlySet<string> | undefined): void {
     for (const session of this.sessions.values()) {
       if (session.isSubscribed(typeUrl)) this.respond(session, typeUrl, names ?? 'all');
     }
-  }
-
-  endStreams(code: status, details: string): void {
-    for (const session of this.sessions.values()) session.end(code, details);
   }
 
   sendRaw(response: RawResponse, streamId?: number): string[] {
@@ -92,39 +80,7 @@ export class SotwService {
     });
   }
 
-  onStream(call: AdsCall): void {
-    const { id, fault } = this.host.streamOpened();
-    const session = new AdsSession(id, call, fault);
-    if (this.host.isClosing()) {
-      session.end(status.UNAVAILABLE, 'management server closed');
-      return;
-    }
-    this.sessions.set(session.id, session);
-    const detach = () => {
-      session.markClosed();
-      this.sessions.delete(session.id);
-    };
-    call.on('data', (request: DiscoveryRequest) => this.onRequest(session, request));
-    // A client that half-closes is done: end with OK, as go-control-plane does.
-    call.on('end', () => session.end(status.OK, ''));
-    call.on('finish', detach);
-    call.on('cancelled', detach);
-    call.on('close', detach);
-    this.host.notify();
-  }
-
-  private onRequest(session: AdsSession, request: DiscoveryRequest): void {
-    this.requests.push(recordRequest(session.id, request));
-    const first = session.requestCount++ === 0;
-    if (first && session.fault) {
-      session.end(session.fault.code, session.fault.details);
-    } else if (session.isOpen && !this.host.isClosing()) {
-      this.answer(session, request);
-    }
-    this.host.notify();
-  }
-
-  private answer(session: AdsSession, request: DiscoveryRequest): void {
+  protected apply(session: AdsSession, request: DiscoveryRequest): void {
     const type = shortTypeName(request.typeUrl);
     if (!this.host.store.serves(request.typeUrl)) {
       this.host.log(`stream ${session.id}: ${type}: unknown type, not answered`);
@@ -142,7 +98,7 @@ export class SotwService {
    * Sends the type's current version of the resources the stream asked for; `heartbeats`
    * sends those TTL'd resources as heartbeats.
    */
-  private respond(
+  protected respond(
     session: AdsSession,
     typeUrl: string,
     heartbeats?: ReadonlySet<string> | 'all',
