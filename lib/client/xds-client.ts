@@ -11,13 +11,14 @@ import { Backoff, type BackoffOptions } from './backoff';
 import { XdsError } from '../errors';
 import { channelCredentials } from './credentials';
 import { checkClientOptions, resourceNameProblem } from './options';
+import { cachedVersions, dumpChannels, type ResourceDump } from './dump';
 import { ServerChannel, type AppliedResources } from './server-channel';
 import type { XdsClientEvents } from './events';
 import { GrpcTransport } from './grpc-transport';
 import { buildNode } from './node';
 import { processResponse } from './response-processor';
 import { parseResourceName } from './resource-name';
-import { ResourceState, type ResourceStatus } from './resource-state';
+import { ResourceState } from './resource-state';
 import type { ResourceWatcher, WatchHandle } from './resource-watcher';
 import type { XdsTransportFactory } from './transport';
 
@@ -25,6 +26,8 @@ const trace = tracer('xds_client');
 
 /** gRFC A57: how long to wait for a subscribed resource before calling it non-existent. */
 export const DEFAULT_RESOURCE_TIMEOUT_MS = 15_000;
+
+export type { ResourceDump } from './dump';
 
 export interface XdsClientOptions {
   /** A bootstrap object or JSON text; omitted: GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. */
@@ -43,28 +46,6 @@ export interface XdsClientOptions {
    * grpc-js's registry.
    */
   lbPolicies?: LbPolicyRegistry;
-}
-
-/** One resource in `client.dump()`: what CSDS would report for it. */
-export interface ResourceDump {
-  readonly typeUrl: string;
-  readonly name: string;
-  readonly status: ResourceStatus;
-  /** Version of the cached resource. */
-  readonly version: string | undefined;
-  readonly updateTime: Date | undefined;
-  /** Whether a good version is cached. */
-  readonly cached: boolean;
-  readonly watchers: number;
-  readonly error: { readonly code: status; readonly message: string } | undefined;
-  /** The version that was last NACKed, and when. */
-  readonly failedVersion: string | undefined;
-  readonly failedTime: Date | undefined;
-  /**
-   * The last response of its type from its server: `version_info` (SotW) or
-   * `system_version_info` (delta, where `version` is the resource's own).
-   */
-  readonly systemVersionInfo: string | undefined;
 }
 
 /**
@@ -152,28 +133,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
 
   /** Every resource the client knows of, with its CSDS status. */
   dump(): ResourceDump[] {
-    const out: ResourceDump[] = [];
-    for (const channel of this.channels.values()) {
-      for (const state of channel.allResources()) {
-        const error = state.error ?? channel.connectivityError;
-        out.push({
-          typeUrl: state.type.typeUrl,
-          name: state.name,
-          status: state.status,
-          version: state.version,
-          updateTime: state.updateTime,
-          cached: state.resource !== undefined,
-          watchers: state.watcherCount,
-          error: error && { code: error.code, message: error.message },
-          failedVersion: state.failedVersion,
-          failedTime: state.failedTime,
-          systemVersionInfo: channel.systemVersions.get(state.type.typeUrl),
-        });
-      }
-    }
-    return out.sort((a, b) =>
-      a.typeUrl === b.typeUrl ? (a.name < b.name ? -1 : 1) : a.typeUrl < b.typeUrl ? -1 : 1,
-    );
+    return dumpChannels(this.channels.values());
   }
 
   /** Ends every stream, timer and watch. Watchers are not called again. Idempotent. */
@@ -431,15 +391,4 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       state.notifyError(error);
     }
   }
-}
-
-/** Delta's initial_resource_versions: the resources of a type cached now, with their versions. */
-function cachedVersions(channel: ServerChannel, typeUrl: string): Map<string, string> {
-  const versions = new Map<string, string>();
-  for (const state of channel.resourcesOf(typeUrl)?.values() ?? []) {
-    if (state.resource !== undefined && state.resourceVersion !== undefined) {
-      versions.set(state.name, state.resourceVersion);
-    }
-  }
-  return versions;
 }
