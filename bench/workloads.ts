@@ -18,6 +18,7 @@ import {
 } from './fixtures';
 import { ClientProcess, type BenchServer, type Delivery } from './harness';
 import type { Impl, ResourceKind } from './protocol';
+import { deltaSuite } from './delta';
 import { rpcConfig, rpcSuite, type RpcConfig } from './rpc';
 import type { Results } from './stats';
 
@@ -475,5 +476,6 @@ export const SUITES: readonly Suite[] = [
   edsSuite(),
   memorySuite(),
   treeSuite(),
+  deltaSuite(),
   rpcSuite(),
 ];

@@ -32,7 +32,13 @@ export interface XdsServerConfig {
   readonly ignoreResourceDeletion: boolean;
   /** `fail_on_data_errors` is in server_features (gRFC A88). */
   readonly failOnDataErrors: boolean;
+  /** `api_type`: SotW ADS (the default) or incremental (delta) ADS. */
+  readonly apiType: XdsApiType;
 }
+
+/** The `api_type`s of a server entry the client speaks (Envoy's ApiConfigSource.ApiType). */
+export const XDS_API_TYPES = ['AGGREGATED_GRPC', 'AGGREGATED_DELTA_GRPC'] as const;
+export type XdsApiType = (typeof XDS_API_TYPES)[number];
 
 export interface LocalityConfig {
   readonly region: string;
@@ -72,7 +78,12 @@ export function serverKey(server: XdsServerConfig): string {
   // Called on every watch(); configs are frozen, so the key of each object is computed once.
   let key = serverKeys.get(server);
   if (key === undefined) {
-    key = JSON.stringify([server.serverUri, server.channelCreds, server.serverFeatures]);
+    key = JSON.stringify([
+      server.serverUri,
+      server.channelCreds,
+      server.serverFeatures,
+      server.apiType,
+    ]);
     serverKeys.set(server, key);
   }
   return key;
@@ -241,14 +252,25 @@ function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | 
   const serverFeatures = errs.field('server_features', () =>
     parseServerFeatures(errs, own(obj, 'server_features')),
   );
-  if (!serverUri || channelCreds === undefined) return undefined;
+  const apiType = errs.field('api_type', () => parseApiType(errs, own(obj, 'api_type')));
+  if (!serverUri || channelCreds === undefined || apiType === undefined) return undefined;
   return Object.freeze({
     serverUri,
     channelCreds,
     serverFeatures,
     ignoreResourceDeletion: serverFeatures.includes('ignore_resource_deletion'),
     failOnDataErrors: serverFeatures.includes('fail_on_data_errors'),
+    apiType,
   });
+}
+
+function parseApiType(errs: ValidationErrors, value: unknown): XdsApiType | undefined {
+  if (value === undefined) return 'AGGREGATED_GRPC';
+  if ((XDS_API_TYPES as readonly unknown[]).includes(value)) return value as XdsApiType;
+  errs.add(
+    `must be one of ${XDS_API_TYPES.join(', ')} (got ${typeof value === 'string' ? JSON.stringify(value) : typeName(value)})`,
+  );
+  return undefined;
 }
 
 /**

@@ -32,6 +32,7 @@ export type {
   Bootstrap,
   BootstrapSources,
   XdsServerConfig,
+  XdsApiType,
   ChannelCredsConfig,
   ChannelCredsType,
   NodeConfig,

@@ -13,7 +13,10 @@ export const SERVER_FLAGS: FlagSpecs = {
   'node-cluster': { kind: 'string', value: 'NAME' },
   tls: { kind: 'boolean' },
   feature: { kind: 'list', value: 'FEATURE' },
+  delta: { kind: 'boolean' },
 };
+
+const DELTA_API_TYPE = 'AGGREGATED_DELTA_GRPC';
 
 /** A bootstrap file's JSON, in its snake_case. */
 export interface BootstrapFileJson {
@@ -21,6 +24,7 @@ export interface BootstrapFileJson {
     server_uri: string;
     channel_creds: { type: string }[];
     server_features?: string[];
+    api_type?: string;
   }[];
   node: { id: string; cluster?: string };
 }
@@ -67,6 +71,7 @@ export function bootstrapFromFlags(args: ParsedArgs): BootstrapFileJson | undefi
   };
   const features = args.list('feature');
   if (features.length) entry.server_features = [...new Set(features)];
+  if (args.bool('delta')) entry.api_type = DELTA_API_TYPE;
   const json: BootstrapFileJson = { xds_servers: [entry], node: { id: nodeId } };
   const cluster = args.string('node-cluster');
   if (cluster !== undefined) json.node.cluster = cluster;
@@ -97,9 +102,13 @@ export function resolveBootstrap(args: ParsedArgs, env = process.env): ResolvedB
     if (typeof json !== 'object' || json === null) {
       throw badBootstrap(`bootstrap file ${file}`, 'must be a JSON object');
     }
-    return validated(json, `bootstrap file ${file}`);
+    if (args.bool('delta')) json = withDelta(json as Record<string, unknown>);
+    return validated(json as object, `bootstrap file ${file}`);
   }
   if (fromFlags) return validated(fromFlags, '--server');
+  if (args.bool('delta')) {
+    throw new UsageError('--delta needs --server HOST:PORT or --bootstrap FILE');
+  }
   const envFile = env['GRPC_XDS_BOOTSTRAP'];
   const envConfig = env['GRPC_XDS_BOOTSTRAP_CONFIG'];
   if (!envFile && !envConfig) {
@@ -115,6 +124,15 @@ export function resolveBootstrap(args: ParsedArgs, env = process.env): ResolvedB
   } catch (e) {
     throw badBootstrap(source, stripPrefix(messageOf(e)));
   }
+}
+
+/** --delta with a bootstrap file: every server entry speaks incremental ADS. */
+function withDelta(json: Record<string, unknown>): Record<string, unknown> {
+  const servers = json['xds_servers'];
+  if (!Array.isArray(servers)) return json; // the bootstrap's own check says what is wrong
+  const delta = (entry: unknown) =>
+    typeof entry === 'object' && entry !== null ? { ...entry, api_type: DELTA_API_TYPE } : entry;
+  return { ...json, xds_servers: servers.map(delta) };
 }
 
 function validated(json: object, source: string): ResolvedBootstrap {

@@ -32,6 +32,8 @@ Connection (default: the GRPC_XDS_BOOTSTRAP file or GRPC_XDS_BOOTSTRAP_CONFIG):
   --node-cluster NAME    the node's cluster
   --tls                  TLS with the system's root certificates
   --feature FEATURE      a server feature, e.g. ignore_resource_deletion (repeatable)
+  --delta                incremental (delta) ADS, whatever the bootstrap file says
+                         (a server entry with "api_type": "AGGREGATED_DELTA_GRPC" does too)
 
 What (each repeatable; at least one):
   --listener NAME        a Listener (LDS)
@@ -45,7 +47,8 @@ Output:
   --json                 one JSON object per line per event (update, error, nack, ...)
   --once                 exit after the first complete snapshot: 0, or 1 / 3 with the reason
   --timeout MS           with --once: give up after MS milliseconds (default 10000)
-  -v, --verbose          also print every request, response, ACK and NACK (not with --json)
+  -v, --verbose          also print every request, response, ACK and NACK (not with --json);
+                         on delta, SUBSCRIBE, UNSUBSCRIBE and REMOVED lines
   --no-color             no colour (also: NO_COLOR=1)
 
 Without --once it runs until Ctrl-C. Examples:
@@ -65,7 +68,7 @@ FILE, and serves the new version whenever FILE changes. Stop it with Ctrl-C.
 Example:
   xds-client serve --snapshot examples/demo-snapshot.yaml --port 18000`;
 
-export const BOOTSTRAP_HELP = `Usage: xds-client bootstrap --server HOST:PORT --node-id ID [--tls] [--feature F]...
+export const BOOTSTRAP_HELP = `Usage: xds-client bootstrap --server HOST:PORT --node-id ID [--tls] [--feature F]... [--delta]
 
 Prints a gRPC xDS bootstrap file (validated) for one management server.
 
@@ -74,6 +77,7 @@ Prints a gRPC xDS bootstrap file (validated) for one management server.
   --node-cluster NAME    the node's cluster
   --tls                  TLS with the system's root certificates (default: plaintext)
   --feature FEATURE      a server feature, e.g. ignore_resource_deletion (repeatable)
+  --delta                "api_type": "AGGREGATED_DELTA_GRPC": incremental (delta) ADS
 
 Example:
   xds-client bootstrap --server 127.0.0.1:18000 --node-id test > bootstrap.json

@@ -1,5 +1,6 @@
 // One line per DiscoveryRequest the client writes, labelled REQUEST, ACK or NACK, and
-// optionally one per response: the xDS conversation as a person reads it.
+// optionally one per response: the xDS conversation as a person reads it. On a delta stream a
+// request says what it SUBSCRIBEs and UNSUBSCRIBEs, and a response what it REMOVED.
 import type { RequestEvent, ResponseEvent } from '../client/events';
 import type { XdsClient } from '../xds-client';
 import type { Palette } from './colors';
@@ -51,6 +52,11 @@ export function logProtocol(
         `${p.dim('←')} ${'RESPONSE'.padEnd(8)} ${shortType(e.typeUrl)} ` +
           `version ${e.versionInfo} nonce ${e.nonce} ${p.dim(`(${count})`)}`,
       );
+      if (e.removedResources?.length) {
+        write(
+          `${p.dim('←')} ${'REMOVED'.padEnd(8)} ${shortType(e.typeUrl)} ${names(e.removedResources)}`,
+        );
+      }
     }
   });
   client.on('request', (e: RequestEvent) => {
@@ -58,6 +64,10 @@ export function logProtocol(
     const answered = unanswered.get(e.typeUrl);
     const answers = answered !== undefined && e.responseNonce === answered.nonce;
     if (answers) unanswered.delete(e.typeUrl);
+    if (e.delta) {
+      logDeltaRequest(e, e.delta, answered, p, write);
+      return;
+    }
     if (e.errorDetail !== undefined) {
       const version = answered?.version ?? e.versionInfo;
       write(
@@ -74,4 +84,31 @@ export function logProtocol(
       write(`${p.blue('→ REQUEST ')} ${type} ${names(e.resourceNames)}${resume}`);
     }
   });
+}
+
+/** A DeltaDiscoveryRequest: its ACK or NACK, then one line per subscription change. */
+function logDeltaRequest(
+  e: RequestEvent,
+  delta: NonNullable<RequestEvent['delta']>,
+  answered: { nonce: string; version: string } | undefined,
+  p: Palette,
+  write: (line: string) => void,
+): void {
+  const type = shortType(e.typeUrl);
+  if (e.errorDetail !== undefined) {
+    write(
+      `${p.red('✗ NACK    ')} ${type} nonce ${e.responseNonce}: ${p.red(oneLine(e.errorDetail))}`,
+    );
+  } else if (e.responseNonce !== '') {
+    const version = answered ? ` version ${answered.version}` : '';
+    write(`${p.green('✓ ACK     ')} ${type}${version} nonce ${e.responseNonce}`);
+  }
+  if (e.resourceNames.length > 0) {
+    const held = Object.keys(delta.initialResourceVersions).length;
+    const resume = held ? p.dim(` (has ${held} resource version${held === 1 ? '' : 's'})`) : '';
+    write(`${p.blue('→ SUBSCRIBE')} ${type} ${names(e.resourceNames)}${resume}`);
+  }
+  if (delta.unsubscribe.length > 0) {
+    write(`${p.blue('→ UNSUBSCRIBE')} ${type} ${names(delta.unsubscribe)}`);
+  }
 }

@@ -1,25 +1,58 @@
 import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
-import { messageCodec } from '../codec';
-import type { DiscoveryResponse, Node } from '../generated/protos';
+import type { MessageCodec } from '../codec';
+import type { Any, Node, Resource } from '../generated/protos';
 import { tracer } from '../trace';
 import { Backoff } from './backoff';
 import { XdsError } from '../errors';
-import { scanResponse, type ResponseShape } from './response-scan';
+import type { ResponseShape } from './response-scan';
 import type { AdsCall, XdsTransport } from './transport';
 
-const trace = tracer('xds_ads');
-const requestCodec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
-const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
+export const trace = tracer('xds_ads');
 
-/** What a DiscoveryRequest said, for events and for starting does-not-exist timers. */
+/** What a request said, for events and for starting does-not-exist timers. */
 export interface SentRequest {
   readonly typeUrl: string;
+  /**
+   * SotW: every subscribed name. Delta: the names this request subscribes to. Either way, the
+   * names whose does-not-exist timers may start once it is written.
+   */
   readonly resourceNames: readonly string[];
+  /** SotW: the version being ACKed (or kept, on a NACK). Delta: ''. */
   readonly versionInfo: string;
   readonly responseNonce: string;
   /** Set on a NACK. */
   readonly errorDetail: string | undefined;
+  /** Delta only: what else the DeltaDiscoveryRequest carried. */
+  readonly delta?: DeltaRequestParts;
+}
+
+export interface DeltaRequestParts {
+  readonly unsubscribe: readonly string[];
+  /** Only on a stream's first request of the type: the cached resources' versions. */
+  readonly initialResourceVersions: Readonly<Record<string, string>>;
+}
+
+/** A response as the client core sees it, whichever protocol carried it. Decoded once. */
+export type WireResponse = SotwResponse | DeltaResponse;
+
+export interface SotwResponse {
+  readonly protocol: 'sotw';
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly nonce: string;
+  /** Bare resources, or `Resource` wrappers in an Any. */
+  readonly resources: readonly Any[];
+}
+
+export interface DeltaResponse {
+  readonly protocol: 'delta';
+  readonly typeUrl: string;
+  /** `system_version_info`: for the dump only. */
+  readonly versionInfo: string;
+  readonly nonce: string;
+  readonly resources: readonly Resource[];
+  readonly removed: readonly string[];
 }
 
 /** How the client judged a response: ACK, or NACK with every problem in one message. */
@@ -27,8 +60,8 @@ export interface ResponseVerdict<Memo = unknown> {
   /** Set to NACK the response. */
   readonly nack?: string;
   /**
-   * On a NACK: whether at least one resource was applied. Then the NACK carries the response's
-   * version (gRFC A46, C-core's rule); otherwise the last ACKed one.
+   * On a NACK: whether at least one resource was applied. Then a SotW NACK carries the
+   * response's version (gRFC A46, C-core's rule); otherwise the last ACKed one.
    */
   readonly applied: boolean;
   /**
@@ -38,17 +71,19 @@ export interface ResponseVerdict<Memo = unknown> {
   readonly memo?: Memo;
 }
 
-/** The AdsStream reports upward through these, and knows nothing else of the client. */
+/** The stream reports upward through these, and knows nothing else of the client. */
 export interface AdsStreamEvents<Memo> {
   /** A response arrived. `undefined` means its type is unknown: neither ACK nor NACK. */
-  onResponse(response: DiscoveryResponse): ResponseVerdict<Memo> | undefined;
+  onResponse(response: WireResponse): ResponseVerdict<Memo> | undefined;
   /**
-   * A response arrived whose resources are byte-for-byte those of the last response of its type
-   * on this stream, which was ACKed, and no name was subscribed or dropped since: it would
-   * change nothing but versions. `memo` is the one that response's verdict carried. Returns
-   * false to have it decoded and processed normally.
+   * SotW: a response arrived whose resources are byte-for-byte those of the last response of
+   * its type on this stream, which was ACKed, and no name was subscribed or dropped since: it
+   * would change nothing but versions. `memo` is the one that response's verdict carried.
+   * Returns false to have it decoded and processed normally.
    */
   onUnchangedResponse(response: ResponseShape, memo: Memo): boolean;
+  /** Delta: the versions of the cached resources of a type, for a stream's first request. */
+  cachedVersions(typeUrl: string): ReadonlyMap<string, string>;
   /** The first response of a stream arrived: the server is reachable and talking. */
   onConnected(): void;
   /** A request was handed to the wire on the current stream. */
@@ -60,51 +95,57 @@ export interface AdsStreamEvents<Memo> {
   onStreamEnded(error: XdsError | undefined, hadResponse: boolean): void;
 }
 
-interface TypeState<Memo> {
+/** Per type, what both protocols keep. */
+export interface TypeStateBase {
   readonly names: Set<string>;
-  /** Last ACKed version: kept across streams, sent on the first request of the next one. */
-  version: string;
-  /** Last nonce received on this stream. */
+  /** The nonce to answer with on the next request of the type. */
   nonce: string;
   /** A NACK message to send once, on the next request of this type. */
   nack: string | undefined;
   dirty: boolean;
   /** A request of this type went out on this stream (so an empty name list means "none"). */
   sentOnStream: boolean;
-  /**
-   * The last response of this type on this stream, if it was ACKed: its resources' bytes and
-   * its verdict's memo. The one record of what an unchanged re-send would confirm.
-   */
-  lastAcked: { readonly resources: Uint8Array; readonly memo: Memo } | undefined;
-  /** A name was subscribed or dropped since the last response was processed. */
-  namesChanged: boolean;
 }
 
 /**
- * One StreamAggregatedResources call to one xDS server, all types multiplexed, and its
- * replacement when it ends. Owns the per-type protocol state: subscribed names, last ACKed
- * version, nonce. Subscription changes made in one tick go out as one request per type.
+ * One ADS call to one xDS server, all types multiplexed, and its replacement when it ends:
+ * the part both wire protocols share (the call's life, reconnect with backoff, the node on the
+ * first request, one request per type per tick). What a request says and how a response is
+ * read is the protocol's: SotwAdsStream (sotw-stream.ts) or DeltaAdsStream (delta-stream.ts).
  */
-export class AdsStream<Memo> {
-  private readonly types = new Map<string, TypeState<Memo>>();
-  private call: AdsCall | undefined;
+export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
+  protected readonly types = new Map<string, S>();
+  protected call: AdsCall | undefined;
   private hadResponse = false;
-  private nodeSent = false;
+  protected nodeSent = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDue = 0;
   private flushQueued = false;
-  private closed = false;
+  protected closed = false;
 
   constructor(
     readonly server: XdsServerConfig,
     private readonly transport: XdsTransport,
-    private readonly node: Node,
+    protected readonly node: Node,
     private readonly backoff: Backoff,
     private readonly nodeId: string,
-    private readonly events: AdsStreamEvents<Memo>,
+    protected readonly events: AdsStreamEvents<Memo>,
     /** No stream starts before this time (ms since epoch): a predecessor's pending backoff. */
     private readonly notBefore = 0,
   ) {}
+
+  /** A fresh per-type state, with no names. */
+  protected abstract newTypeState(): S;
+  /** A name joins the type's set (already added to `names`). */
+  protected abstract nameAdded(state: S, name: string): void;
+  /** A name leaves the type's set (already removed from `names`). */
+  protected abstract nameRemoved(state: S, name: string): void;
+  /** A new stream starts: forget what the last one said. */
+  protected abstract resetForStream(state: S): void;
+  /** Builds and writes the type's request, if it has anything to say. */
+  protected abstract send(typeUrl: string, state: S): void;
+  /** One serialized response. */
+  protected abstract onMessage(bytes: Uint8Array): void;
 
   /** When the next stream is due, while one is waiting for its backoff; else 0. */
   get retryAt(): number {
@@ -114,22 +155,13 @@ export class AdsStream<Memo> {
   subscribe(typeUrl: string, name: string): void {
     let state = this.types.get(typeUrl);
     if (!state) {
-      state = {
-        names: new Set(),
-        version: '',
-        nonce: '',
-        nack: undefined,
-        dirty: false,
-        sentOnStream: false,
-        lastAcked: undefined,
-        namesChanged: false,
-      };
+      state = this.newTypeState();
       this.types.set(typeUrl, state);
     }
     if (state.names.has(name)) return;
     state.names.add(name);
     state.dirty = true;
-    state.namesChanged = true;
+    this.nameAdded(state, name);
     this.queueFlush();
   }
 
@@ -137,7 +169,7 @@ export class AdsStream<Memo> {
     const state = this.types.get(typeUrl);
     if (!state?.names.delete(name)) return;
     state.dirty = true;
-    state.namesChanged = true;
+    this.nameRemoved(state, name);
     this.queueFlush();
   }
 
@@ -170,8 +202,8 @@ export class AdsStream<Memo> {
       state.nonce = '';
       state.nack = undefined;
       state.sentOnStream = false;
-      state.lastAcked = undefined;
       state.dirty = state.names.size > 0;
+      this.resetForStream(state);
     }
     if (trace.enabled) trace.log(`${this.server.serverUri}: starting ADS stream`);
     const call: AdsCall = this.transport.startAdsCall({
@@ -187,7 +219,7 @@ export class AdsStream<Memo> {
   }
 
   /** Sends one request for every type whose subscriptions or ACK state changed. */
-  private flush(): void {
+  protected flush(): void {
     if (this.closed) return;
     if (!this.call) {
       if (!this.retryTimer && [...this.types.values()].some((s) => s.dirty)) {
@@ -206,86 +238,35 @@ export class AdsStream<Memo> {
     }
   }
 
-  private send(typeUrl: string, state: TypeState<Memo>): void {
+  /** Writes one request, noting that the node went out and the NACK was said (once). */
+  protected write(state: S, bytes: Uint8Array, sent: SentRequest): void {
     const call = this.call!;
-    const sent: SentRequest = {
-      typeUrl,
-      resourceNames: [...state.names],
-      versionInfo: state.version,
-      responseNonce: state.nonce,
-      errorDetail: state.nack,
-    };
-    const bytes = requestCodec.encode({
-      versionInfo: sent.versionInfo,
-      node: this.nodeSent ? null : this.node,
-      resourceNames: sent.resourceNames,
-      typeUrl,
-      responseNonce: sent.responseNonce,
-      errorDetail:
-        sent.errorDetail === undefined
-          ? null
-          : { code: status.INVALID_ARGUMENT, message: sent.errorDetail, details: [] },
-    } as never);
     this.nodeSent = true;
     state.sentOnStream = true;
     state.nack = undefined; // a NACK is sent once, never repeated on later requests
-    if (trace.enabled) {
-      trace.log(
-        `${this.server.serverUri}: request ${typeUrl} [${sent.resourceNames.join(', ')}] ` +
-          `version="${sent.versionInfo}" nonce="${sent.responseNonce}"` +
-          (sent.errorDetail === undefined ? '' : ` NACK: ${sent.errorDetail}`),
-      );
-    }
     call.write(bytes, () => {
       if (this.call === call) this.events.onRequestWritten(sent);
     });
   }
 
-  private onMessage(bytes: Uint8Array): void {
-    const shape = scanResponse(bytes);
-    if (shape && this.tryUnchanged(shape)) return;
-    let response: DiscoveryResponse;
+  /**
+   * Decodes a response and notes that the stream has had one; undefined if it does not decode
+   * (without a type URL and nonce there is nothing to NACK; the stream carries on) or if the
+   * stream was closed meanwhile.
+   */
+  protected decodeResponse<T>(codec: MessageCodec<T>, bytes: Uint8Array): T | undefined {
+    let response: T;
     try {
-      response = responseCodec.decode(bytes);
+      response = codec.decode(bytes);
     } catch (e) {
-      // Without a type URL and nonce there is nothing to NACK; the stream carries on.
       if (trace.enabled) trace.log(`${this.server.serverUri}: undecodable response: ${String(e)}`);
-      return;
+      return undefined;
     }
-    if (!this.markResponse()) return;
-    const state = this.types.get(response.typeUrl);
-    // Watches started by callbacks during onResponse count as changes after this response.
-    if (state) state.namesChanged = false;
-    const verdict = this.events.onResponse(response);
-    if (verdict === undefined || this.closed || !this.call || !state) return;
-    // Kept to recognise an identical re-send (a copy: the message buffer is grpc-js's).
-    state.lastAcked =
-      verdict.nack === undefined &&
-      verdict.memo !== undefined &&
-      shape?.typeUrl === response.typeUrl
-        ? { resources: Buffer.from(shape.resources), memo: verdict.memo }
-        : undefined;
-    this.answer(state, response.nonce, response.versionInfo, verdict);
-  }
-
-  /** The fast path for a re-sent, unchanged response (see onUnchangedResponse). */
-  private tryUnchanged(shape: ResponseShape): boolean {
-    const state = this.types.get(shape.typeUrl);
-    const last = state?.lastAcked;
-    if (!state || !last || state.namesChanged) return false;
-    const bytes = last.resources;
-    if (bytes.length !== shape.resources.length || Buffer.compare(bytes, shape.resources) !== 0) {
-      return false;
-    }
-    if (!this.markResponse()) return true;
-    if (!this.events.onUnchangedResponse(shape, last.memo)) return false;
-    if (this.closed || !this.call) return true;
-    this.answer(state, shape.nonce, shape.versionInfo, { applied: true });
-    return true;
+    return this.markResponse() ? response : undefined;
   }
 
   /** Notes that the stream has had a response; false if the stream was closed meanwhile. */
-  private markResponse(): boolean {
+  protected markResponse(): boolean {
     if (!this.hadResponse) {
       this.hadResponse = true;
       this.events.onConnected();
@@ -293,19 +274,22 @@ export class AdsStream<Memo> {
     return !this.closed;
   }
 
-  /** Records the ACK or NACK and sends it, with any subscription changes callbacks made. */
-  private answer(
-    state: TypeState<Memo>,
-    nonce: string,
-    version: string,
-    verdict: ResponseVerdict<Memo>,
-  ) {
+  /** Whether the stream is still the live one after a callback ran. */
+  protected get live(): boolean {
+    return !this.closed && this.call !== undefined;
+  }
+
+  /** Records the nonce and NACK to answer with, and sends it (with callbacks' new names). */
+  protected answer(state: S, nonce: string, nack: string | undefined): void {
     state.nonce = nonce;
-    if (verdict.nack === undefined || verdict.applied) state.version = version;
-    state.nack = verdict.nack;
+    state.nack = nack;
     state.dirty = true;
     // Synchronous: subscriptions made by watcher callbacks during onResponse ride along.
     this.flush();
+  }
+
+  protected static errorDetail(message: string | undefined) {
+    return message === undefined ? null : { code: status.INVALID_ARGUMENT, message, details: [] };
   }
 
   private onEnd(code: number, details: string): void {

@@ -9,6 +9,14 @@ export interface RequestEvent {
   readonly responseNonce: string;
   /** Set on a NACK. */
   readonly errorDetail: string | undefined;
+  /**
+   * Delta (incremental) streams only: `resourceNames` are then the names this request
+   * subscribes to, and these the rest of the DeltaDiscoveryRequest.
+   */
+  readonly delta?: {
+    readonly unsubscribe: readonly string[];
+    readonly initialResourceVersions: Readonly<Record<string, string>>;
+  };
 }
 
 export interface ResponseEvent {
@@ -17,6 +25,8 @@ export interface ResponseEvent {
   readonly versionInfo: string;
   readonly nonce: string;
   readonly resourceCount: number;
+  /** Delta streams only: the names the server removed. */
+  readonly removedResources?: readonly string[];
 }
 
 export interface AckEvent {

@@ -4,8 +4,12 @@ import { logError } from '../trace';
 import { channelCredentials } from './credentials';
 import type { AdsCall, AdsCallHandlers, XdsTransport } from './transport';
 
-const ADS_METHOD =
-  '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
+const ADS_SERVICE = '/envoy.service.discovery.v3.AggregatedDiscoveryService';
+/** The method of each api_type: SotW or incremental ADS. */
+const ADS_METHODS: Record<XdsServerConfig['apiType'], string> = {
+  AGGREGATED_GRPC: `${ADS_SERVICE}/StreamAggregatedResources`,
+  AGGREGATED_DELTA_GRPC: `${ADS_SERVICE}/DeltaAggregatedResources`,
+};
 
 /** Keepalive on xDS channels, as every gRPC client sets it: 5 minutes. */
 const XDS_KEEPALIVE_MS = 5 * 60 * 1000;
@@ -28,6 +32,7 @@ function contain(handler: () => void): void {
 /** The default transport: one grpc-js channel per xDS server. */
 export class GrpcTransport implements XdsTransport {
   private readonly client: grpc.Client;
+  private readonly method: string;
 
   constructor(
     server: XdsServerConfig,
@@ -35,6 +40,7 @@ export class GrpcTransport implements XdsTransport {
     /** Built from the server's channel_creds when omitted. */
     credentials: grpc.ChannelCredentials = channelCredentials(server),
   ) {
+    this.method = ADS_METHODS[server.apiType];
     this.client = new grpc.Client(server.serverUri, credentials, {
       'grpc.keepalive_time_ms': XDS_KEEPALIVE_MS,
       ...channelOptions,
@@ -42,7 +48,7 @@ export class GrpcTransport implements XdsTransport {
   }
 
   startAdsCall(handlers: AdsCallHandlers): AdsCall {
-    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(ADS_METHOD, identity, identity);
+    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(this.method, identity, identity);
     let ended = false;
     const end = (code: number, details: string) => {
       if (ended) return;

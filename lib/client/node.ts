@@ -4,11 +4,13 @@ import { VERSION } from '../version';
 
 /**
  * Client features we advertise (gRFC A27 / A47 / anchors §2): endpoints carry no
- * overprovisioning factor, and resources may come wrapped in `Resource` in SotW responses.
+ * overprovisioning factor, resources may come wrapped in `Resource` in SotW responses, and
+ * resources may have a TTL (kept alive by heartbeats).
  */
 export const CLIENT_FEATURES = [
   'envoy.lb.does_not_support_overprovisioning',
   'xds.config.resource-in-sotw',
+  'xds.config.supports-resource-ttl',
 ] as const;
 
 function toValue(json: unknown): Value {

@@ -39,6 +39,10 @@ export class ResourceState<T> {
   private _failedVersion: string | undefined;
   private _failedTime: Date | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The version the server gave the resource itself (a delta or `Resource` wrapper's). */
+  private _resourceVersion: string | undefined;
+  /** The resource's TTL runs out: it expires unless refreshed first. */
+  private ttlTimer: NodeJS.Timeout | undefined;
   /**
    * The current stream owes this resource a verdict: it has no value and the stream has said
    * nothing of it yet, so the next request naming it starts the does-not-exist timer.
@@ -89,6 +93,13 @@ export class ResourceState<T> {
   get failedTime(): Date | undefined {
     return this._failedTime;
   }
+  /**
+   * The version the server gave the resource itself: a delta resource's, or a SotW `Resource`
+   * wrapper's (undefined for a bare SotW resource). A heartbeat must name it.
+   */
+  get resourceVersion(): string | undefined {
+    return this._resourceVersion;
+  }
   /** A53: the server deleted it, the client kept it. */
   get deletionIgnored(): boolean {
     return this._deletionIgnored;
@@ -100,15 +111,23 @@ export class ResourceState<T> {
   // ---- transitions ----
 
   /** A new valid version. `now` is shared by a whole response (one Date, not one each). */
-  setResource(resource: T, bytes: Uint8Array, version: string, now: Date): void {
+  setResource(
+    resource: T,
+    bytes: Uint8Array,
+    version: string,
+    now: Date,
+    resourceVersion?: string,
+  ): void {
     this._resource = resource;
     this._bytes = bytes;
+    this._resourceVersion = resourceVersion;
     this.markAcked(version, now);
   }
 
-  /** The server (re)confirmed what is cached: same bytes, new version. */
-  markAcked(version: string, now: Date): void {
+  /** The server (re)confirmed what is cached: same bytes, new version (and resource version). */
+  markAcked(version: string, now: Date, resourceVersion?: string): void {
     this._version = version;
+    if (resourceVersion !== undefined) this._resourceVersion = resourceVersion;
     this._status = 'ACKED';
     this._updateTime = now;
     this._error = undefined;
@@ -129,9 +148,25 @@ export class ResourceState<T> {
     this.settle();
   }
 
-  /** SotW: the server left it out of a response. */
+  /**
+   * The resource's TTL, from an update or a heartbeat: `onExpired` runs if no other comes
+   * within `ttlMs`. Undefined removes the TTL (a resource sent without one lives on).
+   */
+  setTtl(ttlMs: number | undefined, onExpired: (state: this) => void): void {
+    clearTimeout(this.ttlTimer);
+    this.ttlTimer = undefined;
+    if (ttlMs === undefined) return;
+    this.ttlTimer = setTimeout(() => {
+      this.ttlTimer = undefined;
+      if (this._resource !== undefined) onExpired(this);
+    }, ttlMs);
+    this.ttlTimer.unref?.();
+  }
+
+  /** Removed by the server (left out of a SotW response, delta's removed_resources), or expired. */
   markDeleted(error: XdsError): void {
     this.dropResource();
+    this.setTtl(undefined, () => undefined);
     this.markDoesNotExist(error);
   }
 
@@ -176,6 +211,7 @@ export class ResourceState<T> {
   /** The resource leaves the cache, or the client closes: stop the timer, drop the watchers. */
   dispose(): void {
     this.stopTimer();
+    clearTimeout(this.ttlTimer);
     for (const entry of this.watchers) entry.active = false;
     this.watchers.clear();
   }
@@ -194,6 +230,7 @@ export class ResourceState<T> {
   private dropResource(): void {
     this._resource = undefined;
     this._bytes = undefined;
+    this._resourceVersion = undefined;
   }
 
   // ---- watchers ----

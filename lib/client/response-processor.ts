@@ -1,7 +1,5 @@
 import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
-import { messageCodec } from '../codec';
-import type { Any, DiscoveryResponse } from '../generated/protos';
 import type {
   DecodeContext,
   DecodeResult,
@@ -10,15 +8,14 @@ import type {
 } from '../resources/resource-type';
 
 import { logError, tracer } from '../trace';
-import type { ResponseVerdict } from './ads-stream';
+import type { ResponseVerdict, WireResponse } from './ads-stream';
 import { XdsError, formatFieldErrors } from '../errors';
 import { parseResourceName } from './resource-name';
 import type { ResourceState } from './resource-state';
 import type { AppliedResources } from './server-channel';
+import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
 
 const trace = tracer('xds_client');
-const resourceWrapperCodec = messageCodec('envoy.service.discovery.v3.Resource');
-const RESOURCE_WRAPPER_URL = 'type.googleapis.com/envoy.service.discovery.v3.Resource';
 
 /** What the processor needs to know of the client. */
 export interface ResponseContext {
@@ -33,6 +30,8 @@ export interface ResponseContext {
   lookup(canonicalName: string): ResourceState<unknown> | undefined;
   /** Every cache entry of this type on this server (for SotW deletion). */
   entries(): Iterable<ResourceState<unknown>>;
+  /** A resource's TTL ran out (see ResourceState.setTtl). */
+  onTtlExpired(state: ResourceState<unknown>): void;
 }
 
 type Notification = () => void;
@@ -59,16 +58,15 @@ function ownBytes(bytes: Uint8Array): Uint8Array {
 }
 
 /**
- * Applies one DiscoveryResponse to the cache (gRFC A46: valid resources are applied even when
- * others are not), finds deletions (SotW), and returns the verdict and watcher notifications.
- * Each resource is decoded at most once, whatever the number of watchers; one whose bytes are
- * those cached is not decoded at all.
+ * Applies one response, SotW or delta, to the cache (gRFC A46: valid resources are applied
+ * even when others are not), finds deletions (SotW: missing Listeners and Clusters; delta:
+ * `removed_resources`), and returns the verdict and watcher notifications. Each resource is
+ * decoded at most once, whatever the number of watchers; one whose bytes are those cached is
+ * not decoded at all, and a heartbeat only refreshes its TTL.
  */
-export function processResponse(
-  response: DiscoveryResponse,
-  ctx: ResponseContext,
-): ProcessedResponse {
+export function processResponse(response: WireResponse, ctx: ResponseContext): ProcessedResponse {
   const { type, server } = ctx;
+  const delta = response.protocol === 'delta';
   const decodeContext: DecodeContext = {
     server,
     ...(ctx.lbPolicies === undefined ? {} : { lbPolicies: ctx.lbPolicies }),
@@ -76,36 +74,43 @@ export function processResponse(
       ? {}
       : { certificateProviders: ctx.certificateProviders }),
   };
-  const version = response.versionInfo;
   const now = new Date();
   const seen = new Set<string>();
   const errors: string[] = [];
   const notifications: Notification[] = [];
   const applied: ResourceState<unknown>[] = [];
   let namelessErrors = 0;
+  /** A TTL or a heartbeat: an unchanged re-send must still refresh it, so no fast path. */
+  let timed = false;
 
-  response.resources.forEach((any, index) => {
+  for (let index = 0; index < response.resources.length; index++) {
     try {
-      processResource(any, index);
+      const read =
+        response.protocol === 'delta'
+          ? readDeltaResource(response.resources[index]!, response.typeUrl)
+          : readSotwResource(response.resources[index]!, response.typeUrl);
+      if ('error' in read) {
+        errors.push(`resource index ${index}: ${read.error}`);
+        namelessErrors++;
+        continue;
+      }
+      if (read.ttlMs !== undefined || read.bytes === undefined) timed = true;
+      processResource(read, index);
     } catch (e) {
       // A bug (ours, or a user ResourceType's) must cost one resource, not the whole response.
       errors.push(`resource index ${index}: internal error: ${e instanceof Error ? e.message : e}`);
       namelessErrors++;
     }
-  });
+  }
 
-  function processResource(any: Any, index: number): void {
-    const unwrapped = unwrap(any, response.typeUrl);
-    if ('error' in unwrapped) {
-      errors.push(`resource index ${index}: ${unwrapped.error}`);
-      namelessErrors++;
-      return;
-    }
-    const { bytes } = unwrapped;
-    let name = unwrapped.name ?? type.peekName?.(bytes);
+  function processResource(wire: WireResource, index: number): void {
+    const { bytes } = wire;
+    // SotW: the response's version applies to each of its resources; delta: each has its own.
+    const version = delta ? (wire.resourceVersion ?? '') : response.versionInfo;
+    let name = wire.name ?? (bytes && type.peekName?.(bytes));
     let decoded: DecodeResult<unknown> | undefined;
     if (name === undefined) {
-      decoded = safeDecode(type, bytes, decodeContext);
+      decoded = safeDecode(type, bytes!, decodeContext);
       name = decoded.name;
       if (name === undefined) {
         errors.push(`resource index ${index}: ${formatErrors(decoded)}`);
@@ -122,10 +127,15 @@ export function processResponse(
     const state = ctx.lookup(canonical);
     if (!state) return; // not subscribed: ignored
 
+    if (bytes === undefined) {
+      heartbeat(state, wire, name, version, index);
+      return;
+    }
     if (state.bytes && bytesEqual(state.bytes, bytes)) {
       // Same bytes as the cached version: nobody is told, but the status and version move on.
       if (state.deletionIgnored && trace.enabled) trace.log(`${type.typeName} "${name}" is back`);
-      state.markAcked(version, now);
+      state.markAcked(version, now, wire.resourceVersion);
+      state.setTtl(wire.ttlMs, ctx.onTtlExpired);
       applied.push(state);
       return;
     }
@@ -140,7 +150,8 @@ export function processResponse(
       return;
     }
     if ('resource' in decoded) {
-      state.setResource(decoded.resource, ownBytes(bytes), version, now);
+      state.setResource(decoded.resource, ownBytes(bytes), version, now, wire.resourceVersion);
+      state.setTtl(wire.ttlMs, ctx.onTtlExpired);
       applied.push(state);
       notifications.push(() => state.notifyChanged());
       return;
@@ -161,14 +172,44 @@ export function processResponse(
     );
   }
 
-  // An undecodable resource might be one that is "missing": then nothing can be called deleted.
-  if (type.allResourcesRequiredInSotW && namelessErrors === 0) {
+  /**
+   * A `Resource` with no body: a heartbeat for the cached resource of the same version, which
+   * refreshes its TTL and tells nobody. Anything else without a body is an error.
+   */
+  function heartbeat(
+    state: ResourceState<unknown>,
+    wire: WireResource,
+    name: string,
+    version: string,
+    index: number,
+  ): void {
+    if (state.resource === undefined || wire.resourceVersion !== state.resourceVersion) {
+      const cached =
+        state.resource === undefined
+          ? 'nothing is cached'
+          : `the cached version is "${state.resourceVersion ?? ''}"`;
+      errors.push(
+        `resource index ${index}: ${type.typeName} "${name}": resource: field not present, ` +
+          `and not a heartbeat: version "${wire.resourceVersion ?? ''}", but ${cached}`,
+      );
+      return;
+    }
+    if (!delta) state.markAcked(version, now);
+    state.setTtl(wire.ttlMs, ctx.onTtlExpired);
+  }
+
+  if (response.protocol === 'delta') {
+    removeResources(response.removed, ctx, seen, errors, notifications);
+  } else if (type.allResourcesRequiredInSotW && namelessErrors === 0) {
+    // An undecodable resource might be one that is "missing": then nothing can be called deleted.
     findDeletions(ctx, seen, notifications);
   }
 
   const verdict: ResponseVerdict<AppliedResources> =
     errors.length === 0
-      ? { applied: true, memo: applied }
+      ? timed || delta
+        ? { applied: true }
+        : { applied: true, memo: applied }
       : {
           nack: `xDS response validation errors: [${errors.join('; ')}]`,
           applied: applied.length > 0,
@@ -182,56 +223,77 @@ function findDeletions(
   seen: ReadonlySet<string>,
   notifications: Notification[],
 ): void {
-  const { type, nodeId } = ctx;
   for (const state of ctx.entries()) {
     if (seen.has(state.name) || state.resource === undefined) continue;
-    if (ctx.server.ignoreResourceDeletion) {
-      if (!state.markDeletionIgnored()) continue;
-      const message = `${type.typeName} "${state.name}" was deleted by the xDS server; kept because of ignore_resource_deletion`;
-      logError(`xds-client: ${message}`); // A53: log once
-      const error = new XdsError(status.NOT_FOUND, message, {
-        typeUrl: type.typeUrl,
-        resourceName: state.name,
-        nodeId,
-      });
-      notifications.push(() => state.notifyAmbientError(error));
-      continue;
-    }
-    const error = new XdsError(
-      status.NOT_FOUND,
-      `${type.typeName} "${state.name}" does not exist: deleted by the xDS server`,
-      { typeUrl: type.typeUrl, resourceName: state.name, nodeId },
-    );
-    state.markDeleted(error);
-    notifications.push(() => state.notifyResourceError(error));
+    deleteResource(ctx, state, notifications);
   }
 }
 
-/** A resource may come bare, or in a `Resource` wrapper that names it. */
-function unwrap(
-  any: Any,
-  responseTypeUrl: string,
-): { bytes: Uint8Array; name: string | undefined } | { error: string } {
-  let typeUrl = any.type_url;
-  let bytes = any.value;
-  let name: string | undefined;
-  if (typeUrl === RESOURCE_WRAPPER_URL) {
-    try {
-      const wrapper = resourceWrapperCodec.decode(bytes);
-      if (!wrapper.resource) return { error: 'Resource wrapper: resource: field not present' };
-      typeUrl = wrapper.resource.type_url;
-      bytes = wrapper.resource.value;
-      name = wrapper.name || undefined;
-    } catch (e) {
-      return {
-        error: `can't parse Resource wrapper: ${e instanceof Error ? e.message : String(e)}`,
-      };
+/**
+ * Delta: every type's deletions are explicit. A cached resource is deleted; one not cached is
+ * known not to exist without waiting for its timer. Unsubscribed names are ignored.
+ */
+function removeResources(
+  removed: readonly string[],
+  ctx: ResponseContext,
+  seen: Set<string>,
+  errors: string[],
+  notifications: Notification[],
+): void {
+  const { type, nodeId } = ctx;
+  removed.forEach((name, index) => {
+    const canonical = parseResourceName(name).canonical;
+    if (seen.has(canonical)) {
+      errors.push(
+        `removed_resources[${index}]: ${type.typeName} "${name}": both updated and removed ` +
+          'in one response',
+      );
+      return;
     }
+    seen.add(canonical);
+    const state = ctx.lookup(canonical);
+    if (!state) return;
+    if (state.resource !== undefined) {
+      deleteResource(ctx, state, notifications);
+      return;
+    }
+    if (state.status === 'DOES_NOT_EXIST') return;
+    const error = new XdsError(
+      status.NOT_FOUND,
+      `${type.typeName} "${state.name}" does not exist: removed by the xDS server`,
+      { typeUrl: type.typeUrl, resourceName: state.name, nodeId },
+    );
+    state.markDoesNotExist(error);
+    notifications.push(() => state.notifyResourceError(error));
+  });
+}
+
+/** The server deleted a cached resource: drop it, or keep it under A53's server feature. */
+function deleteResource(
+  ctx: ResponseContext,
+  state: ResourceState<unknown>,
+  notifications: Notification[],
+): void {
+  const { type, nodeId } = ctx;
+  if (ctx.server.ignoreResourceDeletion) {
+    if (!state.markDeletionIgnored()) return;
+    const message = `${type.typeName} "${state.name}" was deleted by the xDS server; kept because of ignore_resource_deletion`;
+    logError(`xds-client: ${message}`); // A53: log once
+    const error = new XdsError(status.NOT_FOUND, message, {
+      typeUrl: type.typeUrl,
+      resourceName: state.name,
+      nodeId,
+    });
+    notifications.push(() => state.notifyAmbientError(error));
+    return;
   }
-  if (typeUrl !== responseTypeUrl) {
-    return { error: `type URL "${typeUrl}" does not match the response's "${responseTypeUrl}"` };
-  }
-  return { bytes, name };
+  const error = new XdsError(
+    status.NOT_FOUND,
+    `${type.typeName} "${state.name}" does not exist: deleted by the xDS server`,
+    { typeUrl: type.typeUrl, resourceName: state.name, nodeId },
+  );
+  state.markDeleted(error);
+  notifications.push(() => state.notifyResourceError(error));
 }
 
 function safeDecode(

@@ -11,6 +11,8 @@ export type AppliedResources = readonly ResourceState<unknown>[];
 /** One xDS server: its stream, its connectivity state and the resources it serves. */
 export class ServerChannel implements ResourceHome {
   connectivityError: XdsError | undefined;
+  /** Per type, the version of the last response processed (for the dump). */
+  readonly systemVersions = new Map<string, string>();
   private readonly byType = new Map<string, Map<string, ResourceState<unknown>>>();
 
   constructor(

@@ -1,22 +1,24 @@
 import { status, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 import { EventEmitter } from 'eventemitter3';
 import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
-import type { DiscoveryResponse } from '../generated/protos';
 import type { LbPolicyRegistry, ResourceType } from '../resources/resource-type';
 import { logError, tracer } from '../trace';
-import { AdsStream, type SentRequest } from './ads-stream';
+import type { AdsStream, AdsStreamEvents, SentRequest, WireResponse } from './ads-stream';
+import { DeltaAdsStream } from './delta-stream';
+import { SotwAdsStream } from './sotw-stream';
 import type { ResponseShape } from './response-scan';
 import { Backoff, type BackoffOptions } from './backoff';
 import { XdsError } from '../errors';
 import { channelCredentials } from './credentials';
 import { checkClientOptions, resourceNameProblem } from './options';
+import { cachedVersions, dumpChannels, type ResourceDump } from './dump';
 import { ServerChannel, type AppliedResources } from './server-channel';
 import type { XdsClientEvents } from './events';
 import { GrpcTransport } from './grpc-transport';
 import { buildNode } from './node';
 import { processResponse } from './response-processor';
 import { parseResourceName } from './resource-name';
-import { ResourceState, type ResourceStatus } from './resource-state';
+import { ResourceState } from './resource-state';
 import type { ResourceWatcher, WatchHandle } from './resource-watcher';
 import type { XdsTransportFactory } from './transport';
 
@@ -24,6 +26,8 @@ const trace = tracer('xds_client');
 
 /** gRFC A57: how long to wait for a subscribed resource before calling it non-existent. */
 export const DEFAULT_RESOURCE_TIMEOUT_MS = 15_000;
+
+export type { ResourceDump } from './dump';
 
 export interface XdsClientOptions {
   /** A bootstrap object or JSON text; omitted: GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. */
@@ -42,25 +46,6 @@ export interface XdsClientOptions {
    * grpc-js's registry.
    */
   lbPolicies?: LbPolicyRegistry;
-}
-
-/** One resource in `client.dump()`: what CSDS would report for it. */
-export interface ResourceDump {
-  readonly typeUrl: string;
-  readonly name: string;
-  readonly status: ResourceStatus;
-  /** Version of the cached resource. */
-  readonly version: string | undefined;
-  readonly updateTime: Date | undefined;
-  /** Whether a good version is cached. */
-  readonly cached: boolean;
-  readonly watchers: number;
-  readonly error: { readonly code: status; readonly message: string } | undefined;
-  /** The version that was last NACKed, and when. */
-  readonly failedVersion: string | undefined;
-  readonly failedTime: Date | undefined;
-  /** The cached resource as it came on the wire (what CSDS reports as `xds_config`). */
-  readonly bytes: Uint8Array | undefined;
 }
 
 /** Every client of the process not yet closed, in creation order (CSDS reports them all). */
@@ -162,28 +147,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
 
   /** Every resource the client knows of, with its CSDS status. */
   dump(): ResourceDump[] {
-    const out: ResourceDump[] = [];
-    for (const channel of this.channels.values()) {
-      for (const state of channel.allResources()) {
-        const error = state.error ?? channel.connectivityError;
-        out.push({
-          typeUrl: state.type.typeUrl,
-          name: state.name,
-          status: state.status,
-          version: state.version,
-          updateTime: state.updateTime,
-          cached: state.resource !== undefined,
-          watchers: state.watcherCount,
-          error: error && { code: error.code, message: error.message },
-          failedVersion: state.failedVersion,
-          failedTime: state.failedTime,
-          bytes: state.bytes,
-        });
-      }
-    }
-    return out.sort((a, b) =>
-      a.typeUrl === b.typeUrl ? (a.name < b.name ? -1 : 1) : a.typeUrl < b.typeUrl ? -1 : 1,
-    );
+    return dumpChannels(this.channels.values());
   }
 
   /** Ends every stream, timer and watch. Watchers are not called again. Idempotent. */
@@ -253,20 +217,23 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       const transport =
         this.options.transportFactory?.(server) ??
         new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
-      const stream = new AdsStream<AppliedResources>(
+      const events: AdsStreamEvents<AppliedResources> = {
+        onResponse: (response) => this.onResponse(channel!, response),
+        onUnchangedResponse: (shape, applied) => this.onUnchangedResponse(channel!, shape, applied),
+        cachedVersions: (typeUrl) => cachedVersions(channel!, typeUrl),
+        onConnected: () => this.onConnected(channel!),
+        onRequestWritten: (request) => this.onRequestWritten(channel!, request),
+        onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
+      };
+      // The wire protocol is the server entry's api_type; everything above it is shared.
+      const Stream = server.apiType === 'AGGREGATED_DELTA_GRPC' ? DeltaAdsStream : SotwAdsStream;
+      const stream: AdsStream<AppliedResources> = new Stream<AppliedResources>(
         server,
         transport,
         buildNode(this.bootstrap.node),
         backoff,
         this.bootstrap.node.id,
-        {
-          onResponse: (response) => this.onResponse(channel!, response),
-          onUnchangedResponse: (shape, applied) =>
-            this.onUnchangedResponse(channel!, shape, applied),
-          onConnected: () => this.onConnected(channel!),
-          onRequestWritten: (request) => this.onRequestWritten(channel!, request),
-          onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
-        },
+        events,
         past?.retryAt ?? 0,
       );
       channel = new ServerChannel(server, key, transport, stream, backoff);
@@ -311,7 +278,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.channels.delete(channel.key);
   }
 
-  private onResponse(channel: ServerChannel, response: DiscoveryResponse) {
+  private onResponse(channel: ServerChannel, response: WireResponse) {
     const type = this.types.get(response.typeUrl);
     const server = channel.config.serverUri;
     this.notify('response', () => ({
@@ -320,6 +287,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       versionInfo: response.versionInfo,
       nonce: response.nonce,
       resourceCount: response.resources.length,
+      ...(response.protocol === 'delta' && { removedResources: response.removed }),
     }));
     if (!type) {
       if (trace.enabled)
@@ -335,7 +303,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       type,
       lookup: (name) => byName?.get(name),
       entries: () => byName?.values() ?? [],
+      onTtlExpired: this.onTtlExpired,
     });
+    channel.systemVersions.set(type.typeUrl, response.versionInfo);
     const event = {
       server,
       typeUrl: response.typeUrl,
@@ -375,6 +345,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       resourceCount: shape.resourceCount,
     }));
     const now = new Date();
+    channel.systemVersions.set(typeUrl, versionInfo);
     for (const state of applied) {
       if (channel.get(typeUrl, state.name) === state) state.markAcked(versionInfo, now);
     }
@@ -405,6 +376,18 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       { typeUrl: state.type.typeUrl, resourceName: state.name, nodeId: this.bootstrap.node.id },
     );
     state.markDoesNotExist(error);
+    state.notifyResourceError(error);
+  };
+
+  /** The server let a resource's TTL run out: it is gone, as if the server had removed it. */
+  private readonly onTtlExpired = (state: ResourceState<unknown>): void => {
+    const error = new XdsError(
+      status.NOT_FOUND,
+      `${state.type.typeName} "${state.name}" does not exist: its TTL ran out without an ` +
+        'update or heartbeat from the xDS server',
+      { typeUrl: state.type.typeUrl, resourceName: state.name, nodeId: this.bootstrap.node.id },
+    );
+    state.markDeleted(error);
     state.notifyResourceError(error);
   };
 

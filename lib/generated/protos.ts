@@ -1140,6 +1140,27 @@ export interface DiscoveryResponse {
   readonly controlPlane: ControlPlane | null;
 }
 
+/** envoy.service.discovery.v3.DeltaDiscoveryRequest */
+export interface DeltaDiscoveryRequest {
+  readonly node: Node | null;
+  readonly typeUrl: string;
+  readonly resourceNamesSubscribe: readonly string[];
+  readonly resourceNamesUnsubscribe: readonly string[];
+  readonly initialResourceVersions: { readonly [key: string]: string };
+  readonly responseNonce: string;
+  readonly errorDetail: Status | null;
+}
+
+/** envoy.service.discovery.v3.DeltaDiscoveryResponse */
+export interface DeltaDiscoveryResponse {
+  readonly systemVersionInfo: string;
+  readonly resources: readonly Resource[];
+  readonly typeUrl: string;
+  readonly removedResources: readonly string[];
+  readonly nonce: string;
+  readonly controlPlane: ControlPlane | null;
+}
+
 /** envoy.service.discovery.v3.Resource */
 export interface Resource {
   readonly name: string;
@@ -1468,6 +1489,8 @@ export interface Messages {
   'envoy.service.discovery.v3.ResourceLocator': ResourceLocator;
   'envoy.service.discovery.v3.DiscoveryRequest': DiscoveryRequest;
   'envoy.service.discovery.v3.DiscoveryResponse': DiscoveryResponse;
+  'envoy.service.discovery.v3.DeltaDiscoveryRequest': DeltaDiscoveryRequest;
+  'envoy.service.discovery.v3.DeltaDiscoveryResponse': DeltaDiscoveryResponse;
   'envoy.service.discovery.v3.Resource': Resource;
   'envoy.service.discovery.v3.Resource.CacheControl': Resource_CacheControl;
   'envoy.service.load_stats.v3.LoadStatsRequest': LoadStatsRequest;
@@ -4391,6 +4414,12 @@ export const descriptor: unknown = {
              "requestStream": true,
              "responseType": "DiscoveryResponse",
              "responseStream": true
+            },
+            "DeltaAggregatedResources": {
+             "requestType": "DeltaDiscoveryRequest",
+             "requestStream": true,
+             "responseType": "DeltaDiscoveryResponse",
+             "responseStream": true
             }
            }
           },
@@ -4467,6 +4496,71 @@ export const descriptor: unknown = {
             "controlPlane": {
              "type": "config.core.v3.ControlPlane",
              "id": 6
+            }
+           }
+          },
+          "DeltaDiscoveryRequest": {
+           "fields": {
+            "node": {
+             "type": "config.core.v3.Node",
+             "id": 1
+            },
+            "typeUrl": {
+             "type": "string",
+             "id": 2
+            },
+            "resourceNamesSubscribe": {
+             "rule": "repeated",
+             "type": "string",
+             "id": 3
+            },
+            "resourceNamesUnsubscribe": {
+             "rule": "repeated",
+             "type": "string",
+             "id": 4
+            },
+            "initialResourceVersions": {
+             "keyType": "string",
+             "type": "string",
+             "id": 5
+            },
+            "responseNonce": {
+             "type": "string",
+             "id": 6
+            },
+            "errorDetail": {
+             "type": "google.rpc.Status",
+             "id": 7
+            }
+           }
+          },
+          "DeltaDiscoveryResponse": {
+           "fields": {
+            "systemVersionInfo": {
+             "type": "string",
+             "id": 1
+            },
+            "resources": {
+             "rule": "repeated",
+             "type": "Resource",
+             "id": 2
+            },
+            "typeUrl": {
+             "type": "string",
+             "id": 4
+            },
+            "removedResources": {
+             "rule": "repeated",
+             "type": "string",
+             "id": 6
+            },
+            "nonce": {
+             "type": "string",
+             "id": 5
+            },
+            "controlPlane": {
+             "type": "config.core.v3.ControlPlane",
+             "id": 7
             }
            }
           },

@@ -1,8 +1,9 @@
 // One ADS stream on the server side: per type, what the client subscribed to and what was last
 // sent, and the SotW rules that decide whether a request deserves a response. The rules follow
 // go-control-plane's SotW server, the server most xDS clients are tested against.
-import { status, type ServerDuplexStream } from '@grpc/grpc-js';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { DiscoveryRequest, DiscoveryResponse } from '../generated/protos';
+import { StreamSession } from './stream-session';
 
 export type AdsCall = ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
 
@@ -27,21 +28,8 @@ export type RequestVerdict = 'stale' | 'changed' | 'unchanged';
 
 const WILDCARD = '*';
 
-export class AdsSession {
+export class AdsSession extends StreamSession<DiscoveryRequest, DiscoveryResponse> {
   readonly subscriptions = new Map<string, Subscription>();
-  requestCount = 0;
-  private open = true;
-
-  constructor(
-    readonly id: number,
-    private readonly call: AdsCall,
-    /** End the stream with this status on its first request (setStreamFault). */
-    readonly fault: { readonly code: status; readonly details: string } | undefined,
-  ) {}
-
-  get isOpen(): boolean {
-    return this.open && !this.call.cancelled;
-  }
 
   /** Applies a request of a served type to the subscription state. */
   applyRequest(request: DiscoveryRequest): RequestVerdict {
@@ -97,23 +85,6 @@ export class AdsSession {
     subscription.due = false;
     this.call.write(response);
     return true;
-  }
-
-  /** Ends the stream with a status, after the responses already written. */
-  end(code: status, details: string): void {
-    if (!this.isOpen) return;
-    this.open = false;
-    if (code === status.OK) {
-      this.call.end();
-      return;
-    }
-    // grpc-js turns an 'error' event on a server stream into the call's status.
-    this.call.emit('error', Object.assign(new Error(details), { code, details }));
-  }
-
-  /** The call finished or was cancelled by the client. */
-  markClosed(): void {
-    this.open = false;
   }
 }
 

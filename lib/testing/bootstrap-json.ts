@@ -8,6 +8,8 @@ export type BootstrapServerJson = {
   server_uri: string;
   channel_creds: { type: string; config?: Record<string, unknown> }[];
   server_features?: string[];
+  /** 'AGGREGATED_GRPC' (SotW, the default) or 'AGGREGATED_DELTA_GRPC' (incremental). */
+  api_type?: string;
 };
 
 export type BootstrapAuthorityJson = {
@@ -56,6 +58,8 @@ export interface BootstrapOptions {
   nodeCluster?: string;
   /** `server_features` of this server's entry, e.g. ['ignore_resource_deletion']. */
   serverFeatures?: readonly string[];
+  /** `api_type` of this server's entry: 'AGGREGATED_DELTA_GRPC' for incremental ADS. */
+  apiType?: 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC';
   /** Names (each with the defaults) or names with options. */
   authorities?: readonly string[] | Readonly<Record<string, AuthorityOptions>>;
   clientDefaultListenerResourceNameTemplate?: string;
@@ -79,6 +83,7 @@ export function buildBootstrap(serverUri: string, options: BootstrapOptions = {}
       : [{ type: 'insecure' }],
   };
   if (options.serverFeatures) server.server_features = [...options.serverFeatures];
+  if (options.apiType !== undefined) server.api_type = options.apiType;
   const bootstrap: BootstrapJson = {
     xds_servers: [server],
     node: { id: options.nodeId ?? DEFAULT_NODE_ID },

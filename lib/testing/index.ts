@@ -2,13 +2,17 @@
 // resources. Everything exported here is public and documented in docs/testing.md.
 export {
   ManagementServer,
-  ADS_METHOD_PATH,
   type ManagementServerOptions,
   type ManagementServerTls,
-  type RawResource,
-  type RawResponse,
+  type SetResourceOptions,
   type StreamFault,
 } from './management-server';
+export { ADS_METHOD_PATH, type RawResource, type RawResponse } from './sotw-service';
+export {
+  DELTA_ADS_METHOD_PATH,
+  type RawDeltaResource,
+  type RawDeltaResponse,
+} from './delta-service';
 export {
   LRS_METHOD_PATH,
   type LoadReportingSettings,
@@ -18,6 +22,7 @@ export {
   type WaitForLoadReportOptions,
 } from './lrs-service';
 export type {
+  RecordedDeltaRequest,
   RecordedNode,
   RecordedRequest,
   RecordedResponse,

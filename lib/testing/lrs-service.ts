@@ -2,13 +2,8 @@
 // each stream's first request with what the test wants reported (clusters or all of them, and
 // the interval), sends the same to every open stream when the test changes it, and records
 // every LoadStatsRequest as a plain frozen object.
-import {
-  status,
-  type MethodDefinition,
-  type ServerDuplexStream,
-  type ServiceDefinition,
-} from '@grpc/grpc-js';
-import { messageCodec } from '../codec';
+import { status, type ServerDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
+import { bidiMethod } from './grpc-method';
 import type {
   ClusterStats,
   Int64,
@@ -73,18 +68,11 @@ export interface WaitForLoadReportOptions extends WaitOptions {
 
 type LrsCall = ServerDuplexStream<LoadStatsRequest, LoadStatsResponse>;
 
-const requestCodec = messageCodec('envoy.service.load_stats.v3.LoadStatsRequest');
-const responseCodec = messageCodec('envoy.service.load_stats.v3.LoadStatsResponse');
-
-const LRS_METHOD: MethodDefinition<LoadStatsRequest, LoadStatsResponse> = {
-  path: LRS_METHOD_PATH,
-  requestStream: true,
-  responseStream: true,
-  requestSerialize: (request) => Buffer.from(requestCodec.encode(request)),
-  requestDeserialize: (bytes) => requestCodec.decode(bytes),
-  responseSerialize: (response) => Buffer.from(responseCodec.encode(response)),
-  responseDeserialize: (bytes) => responseCodec.decode(bytes),
-};
+const LRS_METHOD = bidiMethod(
+  LRS_METHOD_PATH,
+  'envoy.service.load_stats.v3.LoadStatsRequest',
+  'envoy.service.load_stats.v3.LoadStatsResponse',
+);
 export const LRS_SERVICE: ServiceDefinition = { StreamLoadStats: LRS_METHOD };
 
 const DEFAULT_INTERVAL_MS = 1000;

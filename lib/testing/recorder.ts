@@ -1,6 +1,12 @@
 // What the server saw and sent, as plain frozen objects, and promises that wait on it with a
 // deadline: tests await the request they expect instead of sleeping.
-import type { DiscoveryRequest, Node, Struct, Value } from '../generated/protos';
+import type {
+  DeltaDiscoveryRequest,
+  DiscoveryRequest,
+  Node,
+  Struct,
+  Value,
+} from '../generated/protos';
 import { shortTypeName } from './resource-types';
 
 /** The node of a stream's first request (clients send it only there). */
@@ -29,13 +35,33 @@ export interface RecordedRequest {
   readonly receivedAt: number;
 }
 
+/** A DeltaDiscoveryRequest received on a DeltaAggregatedResources stream. */
+export interface RecordedDeltaRequest {
+  /** 1, 2, ... in the order streams (SotW and delta alike) were opened. */
+  readonly streamId: number;
+  readonly typeUrl: string;
+  readonly resourceNamesSubscribe: readonly string[];
+  readonly resourceNamesUnsubscribe: readonly string[];
+  readonly initialResourceVersions: Readonly<Record<string, string>>;
+  readonly responseNonce: string;
+  /** Present on a NACK only. */
+  readonly errorDetail?: { readonly code: number; readonly message: string };
+  readonly node?: RecordedNode | undefined;
+  readonly receivedAt: number;
+}
+
 export interface RecordedResponse {
   readonly streamId: number;
   readonly typeUrl: string;
+  /** SotW: version_info. Delta: system_version_info. */
   readonly versionInfo: string;
   readonly nonce: string;
   /** The resources' names ('' where a crafted resource's name could not be read). */
   readonly resourceNames: readonly string[];
+  /** Delta responses only: removed_resources. */
+  readonly removedResources?: readonly string[];
+  /** The names sent as heartbeats (a `Resource` without a body), when there are any. */
+  readonly heartbeats?: readonly string[];
   readonly sentAt: number;
 }
 
@@ -63,15 +89,42 @@ export function recordRequest(streamId: number, request: DiscoveryRequest): Reco
     resourceNames: Object.freeze([...request.resourceNames]),
     responseNonce: request.responseNonce,
     receivedAt: Date.now(),
+    ...errorAndNode(request),
   };
-  if (request.errorDetail) {
-    recorded.errorDetail = Object.freeze({
-      code: request.errorDetail.code,
-      message: request.errorDetail.message,
-    });
-  }
-  if (request.node) recorded.node = recordNode(request.node);
   return Object.freeze(recorded);
+}
+
+export function recordDeltaRequest(
+  streamId: number,
+  request: DeltaDiscoveryRequest,
+): RecordedDeltaRequest {
+  const recorded: {
+    -readonly [K in keyof RecordedDeltaRequest]: RecordedDeltaRequest[K];
+  } = {
+    streamId,
+    typeUrl: request.typeUrl,
+    resourceNamesSubscribe: Object.freeze([...request.resourceNamesSubscribe]),
+    resourceNamesUnsubscribe: Object.freeze([...request.resourceNamesUnsubscribe]),
+    initialResourceVersions: Object.freeze({ ...request.initialResourceVersions }),
+    responseNonce: request.responseNonce,
+    receivedAt: Date.now(),
+    ...errorAndNode(request),
+  };
+  return Object.freeze(recorded);
+}
+
+/** The NACK's error and the node, each only when the request has it. */
+function errorAndNode(request: Pick<DiscoveryRequest, 'errorDetail' | 'node'>): {
+  errorDetail?: { readonly code: number; readonly message: string };
+  node?: RecordedNode;
+} {
+  const { errorDetail, node } = request;
+  return {
+    ...(errorDetail && {
+      errorDetail: Object.freeze({ code: errorDetail.code, message: errorDetail.message }),
+    }),
+    ...(node && { node: recordNode(node) }),
+  };
 }
 
 export function recordNode(node: Node): RecordedNode {
@@ -103,12 +156,27 @@ function valueToJson(value: Value): unknown {
 }
 
 /** One line per request, for error messages. */
-export function describeRequest(request: RecordedRequest, index: number): string {
+export function describeRequest(
+  request: RecordedRequest | RecordedDeltaRequest,
+  index: number,
+): string {
+  if ('resourceNamesSubscribe' in request) return describeDeltaRequest(request, index);
   const nack = request.errorDetail ? ` NACK(${request.errorDetail.message})` : '';
   return (
     `#${index} stream ${request.streamId} ${shortTypeName(request.typeUrl)} ` +
     `version=${JSON.stringify(request.versionInfo)} nonce=${JSON.stringify(request.responseNonce)} ` +
     `names=${JSON.stringify(request.resourceNames)}${nack}`
+  );
+}
+
+function describeDeltaRequest(request: RecordedDeltaRequest, index: number): string {
+  const nack = request.errorDetail ? ` NACK(${request.errorDetail.message})` : '';
+  return (
+    `#${index} stream ${request.streamId} ${shortTypeName(request.typeUrl)} delta ` +
+    `nonce=${JSON.stringify(request.responseNonce)} ` +
+    `subscribe=${JSON.stringify(request.resourceNamesSubscribe)} ` +
+    `unsubscribe=${JSON.stringify(request.resourceNamesUnsubscribe)} ` +
+    `initial=${JSON.stringify(request.initialResourceVersions)}${nack}`
   );
 }
 
@@ -185,11 +253,11 @@ export class Waiters {
 }
 
 /** waitForRequest's search: scans forward from where the last poll stopped. */
-export function requestProbe(
-  requests: readonly RecordedRequest[],
-  predicate: (request: RecordedRequest) => boolean,
+export function requestProbe<R>(
+  requests: readonly R[],
+  predicate: (request: R) => boolean,
   after: number,
-): () => RecordedRequest | undefined {
+): () => R | undefined {
   let next = Math.max(0, after);
   return () => {
     for (; next < requests.length; next++) {
@@ -201,9 +269,10 @@ export function requestProbe(
 }
 
 export function requestTimeoutMessage(
-  requests: readonly RecordedRequest[],
+  requests: readonly (RecordedRequest | RecordedDeltaRequest)[],
   after: number,
   timeoutMs: number,
+  method = 'waitForRequest',
 ): string {
   const from = Math.max(after, requests.length - REQUESTS_IN_ERRORS);
   const lines = requests.slice(from).map((r, i) => `  ${describeRequest(r, from + i)}`);
@@ -212,5 +281,5 @@ export function requestTimeoutMessage(
     lines.length === 0
       ? `no request${scope} was received`
       : `the last ${lines.length} of ${requests.length} requests:\n${lines.join('\n')}`;
-  return `waitForRequest: no matching request${scope} within ${timeoutMs} ms; ${seen}`;
+  return `${method}: no matching request${scope} within ${timeoutMs} ms; ${seen}`;
 }

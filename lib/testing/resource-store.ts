@@ -9,9 +9,17 @@ export type ResourceJson = { readonly [key: string]: unknown };
 /** A resource as JSON, or already encoded (for custom types, or bytes built elsewhere). */
 export type ResourceInput = ResourceJson | EncodedResource;
 
+/** A resource as served: its bytes, its own version (delta, `Resource`) and its TTL. */
+export interface StoredResource extends EncodedResource {
+  /** The type's version when these bytes were set: unchanged bytes keep their version. */
+  readonly version: string;
+  /** Served in a `Resource` wrapper with this TTL (SotW too). */
+  readonly ttlMs: number | undefined;
+}
+
 interface TypeResources {
   version: number;
-  readonly byName: Map<string, EncodedResource>;
+  readonly byName: Map<string, StoredResource>;
 }
 
 export class ResourceStore {
@@ -33,7 +41,7 @@ export class ResourceStore {
   }
 
   /** Encodes everything first, so a bad resource changes nothing. */
-  replace(typeUrl: string, inputs: readonly ResourceInput[]): void {
+  replace(typeUrl: string, inputs: readonly ResourceInput[], ttlMs?: number): void {
     const byName = new Map<string, EncodedResource>();
     inputs.forEach((input, index) => {
       const path = `${shortTypeName(typeUrl)}[${index}]`;
@@ -44,16 +52,33 @@ export class ResourceStore {
       byName.set(resource.name, resource);
     });
     const type = this.typeOf(typeUrl);
-    type.byName.clear();
-    for (const [name, resource] of byName) type.byName.set(name, resource);
     type.version++;
+    const old = new Map(type.byName);
+    type.byName.clear();
+    for (const [name, resource] of byName) {
+      type.byName.set(name, stored(resource, old.get(name), type.version, ttlMs));
+    }
   }
 
-  upsert(typeUrl: string, input: ResourceInput): void {
+  /** Returns the resource's name. */
+  upsert(typeUrl: string, input: ResourceInput, ttlMs?: number): string {
     const resource = encodeInput(typeUrl, input, shortTypeName(typeUrl));
     const type = this.typeOf(typeUrl);
-    type.byName.set(resource.name, resource);
     type.version++;
+    type.byName.set(
+      resource.name,
+      stored(resource, type.byName.get(resource.name), type.version, ttlMs),
+    );
+    return resource.name;
+  }
+
+  get(typeUrl: string, name: string): StoredResource | undefined {
+    return this.types.get(typeUrl)?.byName.get(name);
+  }
+
+  /** Every name of the type (for wildcard subscriptions). */
+  names(typeUrl: string): Iterable<string> {
+    return this.types.get(typeUrl)?.byName.keys() ?? [];
   }
 
   remove(typeUrl: string, name: string): void {
@@ -63,11 +88,11 @@ export class ResourceStore {
   }
 
   /** The resources a subscription asks for that exist, in the order it named them. */
-  select(typeUrl: string, wildcard: boolean, names: ReadonlySet<string>): EncodedResource[] {
+  select(typeUrl: string, wildcard: boolean, names: ReadonlySet<string>): StoredResource[] {
     const type = this.types.get(typeUrl);
     if (!type) return [];
     if (wildcard) return [...type.byName.values()];
-    const selected: EncodedResource[] = [];
+    const selected: StoredResource[] = [];
     for (const name of names) {
       const resource = type.byName.get(name);
       if (resource) selected.push(resource);
@@ -83,6 +108,25 @@ export class ResourceStore {
     }
     return type;
   }
+}
+
+/** Same bytes and TTL keep their version: a delta stream need not hear of them again. */
+function stored(
+  resource: EncodedResource,
+  old: StoredResource | undefined,
+  typeVersion: number,
+  ttlMs: number | undefined,
+): StoredResource {
+  const same =
+    old !== undefined &&
+    old.ttlMs === ttlMs &&
+    Buffer.compare(Buffer.from(old.bytes), Buffer.from(resource.bytes)) === 0;
+  return {
+    name: resource.name,
+    bytes: resource.bytes,
+    version: same ? old.version : String(typeVersion),
+    ttlMs,
+  };
 }
 
 function newType(): TypeResources {

@@ -75,6 +75,7 @@ describe('loadBootstrap sources', () => {
         serverFeatures: [],
         ignoreResourceDeletion: false,
         failOnDataErrors: false,
+        apiType: 'AGGREGATED_GRPC',
       },
     ]);
     assert.deepEqual(bootstrap.node, {
@@ -411,6 +412,27 @@ describe('loadBootstrap xds_servers', () => {
     assertInvalid(
       withServer({ server_features: ['xds_v3', 3] }),
       'xds_servers[0].server_features[1]: must be a string (got number)',
+    );
+  });
+
+  it('reads api_type: SotW ADS by default, incremental ADS on request', () => {
+    assert.equal(loadBootstrap(MINIMAL).xdsServers[0]?.apiType, 'AGGREGATED_GRPC');
+    const sotw = loadBootstrap(withServer({ api_type: 'AGGREGATED_GRPC' })).xdsServers[0];
+    const delta = loadBootstrap(withServer({ api_type: 'AGGREGATED_DELTA_GRPC' })).xdsServers[0];
+    assert.equal(sotw?.apiType, 'AGGREGATED_GRPC');
+    assert.equal(delta?.apiType, 'AGGREGATED_DELTA_GRPC');
+    // Two entries for one server that differ in api_type are two streams.
+    assert.notEqual(serverKey(sotw!), serverKey(delta!));
+  });
+
+  it('rejects an api_type it does not speak, naming the field and the choices', () => {
+    assertInvalid(
+      withServer({ api_type: 'DELTA' }),
+      'xds_servers[0].api_type: must be one of AGGREGATED_GRPC, AGGREGATED_DELTA_GRPC (got "DELTA")',
+    );
+    assertInvalid(
+      withServer({ api_type: 2 }),
+      'xds_servers[0].api_type: must be one of AGGREGATED_GRPC, AGGREGATED_DELTA_GRPC (got number)',
     );
   });
 

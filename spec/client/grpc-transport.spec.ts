@@ -11,6 +11,7 @@ const unreachable: XdsServerConfig = {
   serverFeatures: [],
   ignoreResourceDeletion: false,
   failOnDataErrors: false,
+  apiType: 'AGGREGATED_GRPC',
 };
 
 describe('GrpcTransport', () => {

@@ -1,11 +1,15 @@
 import { XdsClient, type XdsClientOptions } from '../../lib';
-import { ManagementServer } from '../../lib/testing';
+import { ManagementServer, type RecordedResponse } from '../../lib/testing';
 import { TEST_RESOURCE_TIMEOUT_MS } from './constants';
 
 export const CDS = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
 export const EDS = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 export const LDS = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 export const RDS = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+
+/** The two ADS transports a bootstrap server entry can choose. */
+export type ApiType = 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC';
+export const API_TYPES: readonly ApiType[] = ['AGGREGATED_GRPC', 'AGGREGATED_DELTA_GRPC'];
 
 export interface Env {
   server: ManagementServer;
@@ -17,14 +21,18 @@ export interface Env {
 
 /** A real management server on 127.0.0.1 and a client bootstrapped to it. */
 export async function startEnv(
-  options: Partial<XdsClientOptions> & { serverFeatures?: string[] } = {},
+  options: Partial<XdsClientOptions> & { serverFeatures?: string[]; apiType?: ApiType } = {},
 ): Promise<Env> {
   const server = await ManagementServer.start();
   const clients: XdsClient[] = [];
-  const { serverFeatures, ...clientOptions } = options;
+  const { serverFeatures, apiType, ...clientOptions } = options;
   const newClient = (more: Partial<XdsClientOptions> = {}) => {
     const c = new XdsClient({
-      bootstrap: server.bootstrap({ nodeId: 'spec-node', serverFeatures: serverFeatures ?? [] }),
+      bootstrap: server.bootstrap({
+        nodeId: 'spec-node',
+        serverFeatures: serverFeatures ?? [],
+        ...(apiType && { apiType }),
+      }),
       resourceTimeoutMs: TEST_RESOURCE_TIMEOUT_MS,
       ...clientOptions,
       ...more,
@@ -45,6 +53,21 @@ export async function startEnv(
 }
 
 /**
+ * The client's ACK or NACK of a response, SotW or delta (delta responses, which always list
+ * removed_resources, are answered on the delta request log).
+ */
+export function answerTo(
+  server: ManagementServer,
+  response: RecordedResponse,
+): Promise<{ readonly errorDetail?: { readonly code: number; readonly message: string } }> {
+  const answers = (r: { streamId: number; responseNonce: string }) =>
+    r.streamId === response.streamId && r.responseNonce === response.nonce;
+  return response.removedResources
+    ? server.waitForDeltaRequest(answers)
+    : server.waitForRequest(answers);
+}
+
+/**
  * Resolves once the client has answered (ACK or NACK) the server's latest response, and that
  * answer drew no newer one. The client notifies watchers, and its listeners' microtasks run,
  * before its answer is written: whatever a response causes has happened by then, so this is
@@ -54,9 +77,7 @@ export async function settled(server: ManagementServer): Promise<void> {
   for (;;) {
     const last = server.responses.at(-1);
     if (!last) return;
-    await server.waitForRequest(
-      (r) => r.streamId === last.streamId && r.responseNonce === last.nonce,
-    );
+    await answerTo(server, last);
     // The server answers a request as it logs it: a newer response is already in the log.
     if (server.responses.at(-1) === last) return;
   }

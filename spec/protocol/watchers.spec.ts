@@ -20,181 +20,195 @@ import {
 } from '../../lib';
 import { messageCodec } from '../../lib/codec';
 import { edsCluster } from '../../lib/testing';
-import { CDS, settled, startEnv, type Env } from '../helpers/env';
+import {
+  API_TYPES,
+  CDS,
+  answerTo,
+  settled,
+  startEnv as startSotwEnv,
+  type Env,
+} from '../helpers/env';
 import { mockClock, realClock } from '../helpers/clock';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
 const staticCluster = (name: string) => ({ name, type: 'STATIC' });
 
-describe('watchers', () => {
-  let env: Env;
-  afterEach(() => {
-    realClock();
-    return env?.close();
+// The same rules over both transports: they live above the wire protocol.
+for (const apiType of API_TYPES)
+  describe(`watchers (${apiType})`, () => {
+    let env: Env;
+    const startEnv = (options: Parameters<typeof startSotwEnv>[0] = {}) =>
+      startSotwEnv({ ...options, apiType });
+    afterEach(() => {
+      realClock();
+      return env?.close();
+    });
+
+    it('a-cached-resource-reaches-a-new-watcher-asynchronously', async () => {
+      env = await startEnv();
+      env.server.setResources('cluster', [edsCluster('A')]);
+      const first = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', first);
+      await first.next('changed');
+      const second = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', second);
+      assert.equal(second.events.length, 0, 'called inside watch()');
+      const { resource } = await second.next('changed');
+      assert.equal(resource, first.events[0]!.kind === 'changed' && first.events[0]!.resource);
+      assert.ok(Object.isFrozen(resource), 'updates are frozen and shared');
+    });
+
+    it('a-cached-nack-error-is-replayed-to-a-new-watcher', async () => {
+      env = await startEnv();
+      env.server.setResources('cluster', [edsCluster('A'), staticCluster('B')]);
+      const wa = new RecordingWatcher<ClusterUpdate>();
+      const wb = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', wa);
+      env.client.watchCluster('B', wb);
+      await wa.next('changed');
+      await wb.next('error');
+      env.server.setResources('cluster', [staticCluster('A'), staticCluster('B')]);
+      await wa.next('ambient');
+
+      const lateA = new RecordingWatcher<ClusterUpdate>();
+      const lateB = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', lateA);
+      env.client.watchCluster('B', lateB);
+      assert.equal((await lateA.next('changed')).resource.name, 'A');
+      assert.equal((await lateA.next('ambient')).error.code, status.INVALID_ARGUMENT);
+      assert.equal((await lateB.next('error')).error.code, status.INVALID_ARGUMENT);
+    });
+
+    it('a-does-not-exist-error-is-replayed-to-a-new-watcher-at-once', async (t) => {
+      env = await startEnv();
+      const w = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('missing', w);
+      await w.next('error');
+      // The clock stops: a verdict that needed another timer could not come.
+      mockClock(t);
+      const late = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('missing', late);
+      const { error } = await late.next('error');
+      assert.equal(error.code, status.NOT_FOUND);
+    });
+
+    it('a-watcher-that-throws-reaches-neither-other-watchers-nor-the-stream', async () => {
+      env = await startEnv();
+      env.server.setResources('cluster', [edsCluster('A')]);
+      const thrower = {
+        onResourceChanged() {
+          throw new Error('watcher bug (expected in this spec)');
+        },
+        onResourceError() {},
+      };
+      const w = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', thrower);
+      env.client.watchCluster('A', w);
+      await w.next('changed');
+      const response = env.server.responses.at(-1)!;
+      const ack = await answerTo(env.server, response);
+      assert.equal(ack.errorDetail, undefined);
+      env.server.setResources('cluster', [edsCluster('A', { serviceName: 'v2' })]);
+      await w.next('changed');
+    });
+
+    it('an-unchanged-resource-notifies-nobody-but-updates-version-and-status', async () => {
+      env = await startEnv();
+      env.server.setResources('cluster', [edsCluster('A')]);
+      const w = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', w);
+      await w.next('changed');
+      const before = env.client.dump()[0]!;
+
+      env.server.setResources('cluster', [staticCluster('A')]);
+      await w.next('ambient');
+      assert.equal(env.client.dump()[0]!.status, 'NACKED');
+
+      env.server.setResources('cluster', [edsCluster('A')]); // the same bytes as the cached one
+      const response = env.server.responses.at(-1)!;
+      await w.expectNothingUntil(settled(env.server));
+      const after = env.client.dump()[0]!;
+      assert.equal(after.status, 'ACKED');
+      assert.equal(after.version, response.versionInfo);
+      assert.notEqual(after.version, before.version);
+      assert.equal(after.error, undefined);
+    });
+
+    it('each-resource-is-decoded-once-per-response-whatever-the-number-of-watchers', async () => {
+      env = await startEnv();
+      let decodes = 0;
+      const counting: ResourceType<ClusterUpdate> = {
+        ...clusterResourceType,
+        decode(bytes, context) {
+          decodes++;
+          return clusterResourceType.decode(bytes, context);
+        },
+      };
+      env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+      const watchers = Array.from({ length: 10 }, () => new RecordingWatcher<ClusterUpdate>());
+      watchers.forEach((w, i) => env.client.watch(counting, i % 2 ? 'A' : 'B', w));
+      for (const w of watchers) await w.next('changed');
+      assert.equal(decodes, 2);
+      // An identical re-send is not decoded at all.
+      env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+      await settled(env.server);
+      assert.equal(decodes, 2);
+    });
+
+    it('a-nacked-update-of-a-cached-resource-is-ambient-and-the-cache-stays', async () => {
+      env = await startEnv();
+      env.server.setResources('cluster', [edsCluster('A', { serviceName: 'good' })]);
+      const w = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', w);
+      await w.next('changed');
+      env.server.setResources('cluster', [staticCluster('A')]);
+      const { error } = await w.next('ambient');
+      assert.equal(error.code, status.INVALID_ARGUMENT);
+      assert.equal(error.typeUrl, CDS);
+      assert.ok(error.details.length > 0 && error.details[0]!.path === 'type');
+      const dump = env.client.dump()[0]!;
+      assert.equal(dump.cached, true);
+      assert.equal(dump.status, 'NACKED');
+    });
+
+    it('with-fail-on-data-errors-a-nacked-update-drops-the-cached-resource', async () => {
+      env = await startEnv({ serverFeatures: ['fail_on_data_errors'] });
+      env.server.setResources('cluster', [edsCluster('A')]);
+      const w = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', w);
+      await w.next('changed');
+      env.server.setResources('cluster', [staticCluster('A')]);
+      const { error } = await w.next('error');
+      assert.equal(error.code, status.INVALID_ARGUMENT);
+      assert.equal(env.client.dump()[0]!.cached, false);
+    });
+
+    it('a-resource-type-of-your-own-is-watched-like-the-built-in-ones', async () => {
+      env = await startEnv();
+      // test.v1.Foo: a google.protobuf.StringValue whose value is "name|content".
+      const FOO = 'type.googleapis.com/google.protobuf.StringValue';
+      const codec = messageCodec('google.protobuf.StringValue');
+      const fooType: ResourceType<{ name: string; content: string }> = {
+        typeUrl: FOO,
+        typeName: 'Foo',
+        allResourcesRequiredInSotW: false,
+        decode(bytes): DecodeResult<{ name: string; content: string }> {
+          const [name, content] = codec.decode(bytes).value.split('|');
+          if (content === undefined)
+            return { name, errors: [{ path: 'value', message: 'no "|"' }] };
+          return { name: name!, resource: Object.freeze({ name: name!, content }) };
+        },
+      };
+      const foo = (value: string) => ({
+        name: value.split('|')[0]!,
+        bytes: codec.encode({ value }),
+      });
+      env.server.setResources(FOO, [foo('a|one')]);
+      const w = new RecordingWatcher<{ name: string; content: string }>();
+      env.client.watch(fooType, 'a', w);
+      assert.equal((await w.next('changed')).resource.content, 'one');
+      env.server.setResources(FOO, [foo('a')]);
+      const { error } = await w.next('ambient');
+      assert.match(error.message, /Foo "a": value: no "\|"/);
+    });
   });
-
-  it('a-cached-resource-reaches-a-new-watcher-asynchronously', async () => {
-    env = await startEnv();
-    env.server.setResources('cluster', [edsCluster('A')]);
-    const first = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', first);
-    await first.next('changed');
-    const second = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', second);
-    assert.equal(second.events.length, 0, 'called inside watch()');
-    const { resource } = await second.next('changed');
-    assert.equal(resource, first.events[0]!.kind === 'changed' && first.events[0]!.resource);
-    assert.ok(Object.isFrozen(resource), 'updates are frozen and shared');
-  });
-
-  it('a-cached-nack-error-is-replayed-to-a-new-watcher', async () => {
-    env = await startEnv();
-    env.server.setResources('cluster', [edsCluster('A'), staticCluster('B')]);
-    const wa = new RecordingWatcher<ClusterUpdate>();
-    const wb = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', wa);
-    env.client.watchCluster('B', wb);
-    await wa.next('changed');
-    await wb.next('error');
-    env.server.setResources('cluster', [staticCluster('A'), staticCluster('B')]);
-    await wa.next('ambient');
-
-    const lateA = new RecordingWatcher<ClusterUpdate>();
-    const lateB = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', lateA);
-    env.client.watchCluster('B', lateB);
-    assert.equal((await lateA.next('changed')).resource.name, 'A');
-    assert.equal((await lateA.next('ambient')).error.code, status.INVALID_ARGUMENT);
-    assert.equal((await lateB.next('error')).error.code, status.INVALID_ARGUMENT);
-  });
-
-  it('a-does-not-exist-error-is-replayed-to-a-new-watcher-at-once', async (t) => {
-    env = await startEnv();
-    const w = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('missing', w);
-    await w.next('error');
-    // The clock stops: a verdict that needed another timer could not come.
-    mockClock(t);
-    const late = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('missing', late);
-    const { error } = await late.next('error');
-    assert.equal(error.code, status.NOT_FOUND);
-  });
-
-  it('a-watcher-that-throws-reaches-neither-other-watchers-nor-the-stream', async () => {
-    env = await startEnv();
-    env.server.setResources('cluster', [edsCluster('A')]);
-    const thrower = {
-      onResourceChanged() {
-        throw new Error('watcher bug (expected in this spec)');
-      },
-      onResourceError() {},
-    };
-    const w = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', thrower);
-    env.client.watchCluster('A', w);
-    await w.next('changed');
-    const response = env.server.responses.at(-1)!;
-    const ack = await env.server.waitForRequest((r) => r.responseNonce === response.nonce);
-    assert.equal(ack.errorDetail, undefined);
-    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'v2' })]);
-    await w.next('changed');
-  });
-
-  it('an-unchanged-resource-notifies-nobody-but-updates-version-and-status', async () => {
-    env = await startEnv();
-    env.server.setResources('cluster', [edsCluster('A')]);
-    const w = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', w);
-    await w.next('changed');
-    const before = env.client.dump()[0]!;
-
-    env.server.setResources('cluster', [staticCluster('A')]);
-    await w.next('ambient');
-    assert.equal(env.client.dump()[0]!.status, 'NACKED');
-
-    env.server.setResources('cluster', [edsCluster('A')]); // the same bytes as the cached one
-    const response = env.server.responses.at(-1)!;
-    await w.expectNothingUntil(settled(env.server));
-    const after = env.client.dump()[0]!;
-    assert.equal(after.status, 'ACKED');
-    assert.equal(after.version, response.versionInfo);
-    assert.notEqual(after.version, before.version);
-    assert.equal(after.error, undefined);
-  });
-
-  it('each-resource-is-decoded-once-per-response-whatever-the-number-of-watchers', async () => {
-    env = await startEnv();
-    let decodes = 0;
-    const counting: ResourceType<ClusterUpdate> = {
-      ...clusterResourceType,
-      decode(bytes, context) {
-        decodes++;
-        return clusterResourceType.decode(bytes, context);
-      },
-    };
-    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
-    const watchers = Array.from({ length: 10 }, () => new RecordingWatcher<ClusterUpdate>());
-    watchers.forEach((w, i) => env.client.watch(counting, i % 2 ? 'A' : 'B', w));
-    for (const w of watchers) await w.next('changed');
-    assert.equal(decodes, 2);
-    // An identical re-send is not decoded at all.
-    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
-    const response = env.server.responses.at(-1)!;
-    await env.server.waitForRequest((r) => r.responseNonce === response.nonce);
-    assert.equal(decodes, 2);
-  });
-
-  it('a-nacked-update-of-a-cached-resource-is-ambient-and-the-cache-stays', async () => {
-    env = await startEnv();
-    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'good' })]);
-    const w = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', w);
-    await w.next('changed');
-    env.server.setResources('cluster', [staticCluster('A')]);
-    const { error } = await w.next('ambient');
-    assert.equal(error.code, status.INVALID_ARGUMENT);
-    assert.equal(error.typeUrl, CDS);
-    assert.ok(error.details.length > 0 && error.details[0]!.path === 'type');
-    const dump = env.client.dump()[0]!;
-    assert.equal(dump.cached, true);
-    assert.equal(dump.status, 'NACKED');
-  });
-
-  it('with-fail-on-data-errors-a-nacked-update-drops-the-cached-resource', async () => {
-    env = await startEnv({ serverFeatures: ['fail_on_data_errors'] });
-    env.server.setResources('cluster', [edsCluster('A')]);
-    const w = new RecordingWatcher<ClusterUpdate>();
-    env.client.watchCluster('A', w);
-    await w.next('changed');
-    env.server.setResources('cluster', [staticCluster('A')]);
-    const { error } = await w.next('error');
-    assert.equal(error.code, status.INVALID_ARGUMENT);
-    assert.equal(env.client.dump()[0]!.cached, false);
-  });
-
-  it('a-resource-type-of-your-own-is-watched-like-the-built-in-ones', async () => {
-    env = await startEnv();
-    // test.v1.Foo: a google.protobuf.StringValue whose value is "name|content".
-    const FOO = 'type.googleapis.com/google.protobuf.StringValue';
-    const codec = messageCodec('google.protobuf.StringValue');
-    const fooType: ResourceType<{ name: string; content: string }> = {
-      typeUrl: FOO,
-      typeName: 'Foo',
-      allResourcesRequiredInSotW: false,
-      decode(bytes): DecodeResult<{ name: string; content: string }> {
-        const [name, content] = codec.decode(bytes).value.split('|');
-        if (content === undefined) return { name, errors: [{ path: 'value', message: 'no "|"' }] };
-        return { name: name!, resource: Object.freeze({ name: name!, content }) };
-      },
-    };
-    const foo = (value: string) => ({ name: value.split('|')[0]!, bytes: codec.encode({ value }) });
-    env.server.setResources(FOO, [foo('a|one')]);
-    const w = new RecordingWatcher<{ name: string; content: string }>();
-    env.client.watch(fooType, 'a', w);
-    assert.equal((await w.next('changed')).resource.content, 'one');
-    env.server.setResources(FOO, [foo('a')]);
-    const { error } = await w.next('ambient');
-    assert.match(error.message, /Foo "a": value: no "\|"/);
-  });
-});

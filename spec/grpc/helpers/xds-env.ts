@@ -14,7 +14,12 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { BOOTSTRAP_OPTION, register } from '../../../lib/grpc';
 import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority';
-import { ManagementServer, listener, type JsonObject } from '../../../lib/testing';
+import {
+  ManagementServer,
+  listener,
+  type BootstrapOptions,
+  type JsonObject,
+} from '../../../lib/testing';
 import {
   closeAll,
   failedKey,
@@ -64,10 +69,14 @@ export interface XdsEnv {
   close(): Promise<void>;
 }
 
-/** Starts a management server and one backend per name (with `backendOptions`). */
+/**
+ * Starts a management server and one backend per name (with `backendOptions`); the clients'
+ * bootstrap is the server's, with `bootstrapOptions` (e.g. apiType for delta ADS).
+ */
 export async function startXdsEnv(
   backendNames: readonly string[] = [],
   backendOptions: BackendOptions = {},
+  bootstrapOptions: BootstrapOptions = {},
 ): Promise<XdsEnv> {
   register();
   const server = await ManagementServer.start();
@@ -76,7 +85,7 @@ export async function startXdsEnv(
   for (const backend of started) backends[backend.name] = backend;
   const clients = new Set<grpc.Client>();
   let closed = false;
-  const bootstrap = JSON.stringify(server.bootstrap());
+  const bootstrap = JSON.stringify(server.bootstrap(bootstrapOptions));
   return {
     server,
     backends,
