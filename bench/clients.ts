@@ -5,6 +5,7 @@
 // and when the ACK is written.
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { MeterProvider } from '@opentelemetry/api';
 import type { Event, ResourceKind, SetupCommand } from './protocol';
 
 export const ROOT = path.resolve(__dirname, '..');
@@ -123,7 +124,7 @@ export interface BenchClient {
 /** What a client is made from: the setup command's fields, and where it reports deliveries. */
 export type ClientOptions = Pick<
   SetupCommand,
-  'server' | 'nodeId' | 'resource' | 'names' | 'watchersPerName' | 'retain'
+  'server' | 'nodeId' | 'resource' | 'names' | 'watchersPerName' | 'retain' | 'metered'
 > & { readonly probe: Probe };
 
 /**
@@ -195,6 +196,7 @@ export function startOurs(options: ClientOptions): BenchClient {
       node: { id: options.nodeId },
     },
     transportFactory: (server) => new ObservedTransport(new GrpcTransport(server), options.probe),
+    ...(options.metered ? { meterProvider: sdkMeterProvider() } : {}),
   });
   const watch =
     options.resource === 'cluster'
@@ -212,6 +214,16 @@ export function startOurs(options: ClientOptions): BenchClient {
   };
   watchAll(options.watchersPerName);
   return { watchers, watchMore: watchAll, close: () => client.close() };
+}
+
+/** The OpenTelemetry SDK with a reader that collects only when asked (the bench never asks). */
+function sdkMeterProvider(): MeterProvider {
+  const sdk = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+  class IdleReader extends sdk.MetricReader {
+    protected override async onShutdown(): Promise<void> {}
+    protected override async onForceFlush(): Promise<void> {}
+  }
+  return new sdk.MeterProvider({ readers: [new IdleReader()] });
 }
 
 // ---- the peer: @grpc/grpc-js-xds ----

@@ -27,6 +27,8 @@ export interface SetupCommand {
    * up to twice as slowly as in a process that has been running.
    */
   readonly measureMemory: boolean;
+  /** Ours only: gRFC A78's metrics to an OpenTelemetry SDK MeterProvider (never collected). */
+  readonly metered?: boolean;
 }
 
 /** The next response should bring this many watcher deliveries (0: none are expected). */

@@ -114,6 +114,7 @@ async function subscribe(
   fixtures: readonly Fixture[],
   watchersPerName: number,
   retain: boolean,
+  metered = false,
 ): Promise<Session> {
   const nodeId = `bench-${impl}-${++sequence}`;
   await client.ask(
@@ -127,6 +128,7 @@ async function subscribe(
       watchersPerName: impl === 'floor' ? 0 : watchersPerName,
       retain,
       measureMemory: retain,
+      metered,
     },
     'ready',
   );
@@ -164,17 +166,29 @@ async function withSession(
     readonly warmup: readonly (readonly Fixture[])[] | undefined;
     /** For heap figures: the floor keeps what it decoded, and a baseline is taken. */
     readonly retain?: boolean;
+    /** Ours with an OpenTelemetry MeterProvider (gRFC A78's metrics recorded). */
+    readonly metered?: boolean;
   },
   body: (session: Session) => Promise<void>,
 ): Promise<void> {
   const { watchersPerName, warmup } = options;
   const retain = options.retain ?? false;
+  const metered = options.metered ?? false;
   const client = ClientProcess.start(impl);
   try {
     const [first, ...later] = warmup ?? [];
     if (first) {
       ctx.bench.setResources(resource, first);
-      const session = await subscribe(ctx, client, impl, resource, first, watchersPerName, retain);
+      const session = await subscribe(
+        ctx,
+        client,
+        impl,
+        resource,
+        first,
+        watchersPerName,
+        retain,
+        metered,
+      );
       await session.deliver(first.length);
       let last = first;
       for (const generation of later) {
@@ -186,7 +200,9 @@ async function withSession(
       await ctx.bench.settle();
     }
     ctx.bench.setResources(resource, fixtures);
-    await body(await subscribe(ctx, client, impl, resource, fixtures, watchersPerName, retain));
+    await body(
+      await subscribe(ctx, client, impl, resource, fixtures, watchersPerName, retain, metered),
+    );
   } finally {
     await client.close();
     await ctx.bench.settle();
@@ -386,6 +402,40 @@ function memorySuite(): Suite {
   };
 }
 
+/**
+ * gRFC A78's metrics: ours on the cds-10k cold delivery and unchanged re-send, without a
+ * MeterProvider and with the OpenTelemetry SDK's, in the same run and on the same fixtures.
+ */
+function metricsSuite(): Suite {
+  const id = 'cds-10k-metrics';
+  return {
+    workloads: [{ id, description: 'ours on cds-10k cold and re-sent, with and without OTel' }],
+    async run(ctx) {
+      const count = ctx.config.largeClusters;
+      const base = clusters(count);
+      const rounds = Math.max(ctx.config.warmupRounds, Math.ceil(20_000 / count));
+      const warmup = generations(rounds, (g) => clusters(count, SEED + 1, g));
+      for (let rep = 0; rep < ctx.config.sessions; rep++) {
+        for (const metered of [false, true]) {
+          const how = metered ? 'with a MeterProvider' : 'no MeterProvider';
+          ctx.progress(`${id} ${how} ${rep + 1}/${ctx.config.sessions}`);
+          const options = { watchersPerName: 1, warmup, metered };
+          await withSession(ctx, 'ours', 'cluster', base, options, async (session) => {
+            const d = await session.deliver(count);
+            const cold = `CDS ${n(count)} cold · client processing, ${how}`;
+            ctx.results.add(id, cold, 'ours', 'ms', d.processingMs);
+            for (let u = 0; u < ctx.config.updatesPerSession; u++) {
+              const r = await session.deliver(0, () => ctx.bench.setResources('cluster', base));
+              const resend = `CDS ${n(count)} re-sent unchanged · client processing, ${how}`;
+              ctx.results.add(id, resend, 'ours', 'ms', r.ackProcessingMs);
+            }
+          });
+        }
+      }
+    },
+  };
+}
+
 /** `require()` time of the package in a fresh `node` process, module loading only. */
 function importSuite(): Suite {
   const id = 'import';
@@ -473,6 +523,7 @@ export const SUITES: readonly Suite[] = [
   importSuite(),
   cdsSuite('small', '1k'),
   cdsSuite('large', '10k'),
+  metricsSuite(),
   edsSuite(),
   memorySuite(),
   treeSuite(),

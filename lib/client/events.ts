@@ -34,6 +34,13 @@ export interface AckEvent {
   readonly typeUrl: string;
   readonly versionInfo: string;
   readonly nonce: string;
+  /**
+   * Resources of the response the client subscribed to and found valid, unchanged ones
+   * included (gRFC A78). Resources nobody subscribed to are ignored undecoded: in neither count.
+   */
+  readonly validResources: number;
+  /** Resources that failed validation (0 on an ACK). */
+  readonly invalidResources: number;
 }
 
 export interface NackEvent extends AckEvent {

@@ -40,6 +40,15 @@ export function checkClientOptions(options: unknown): void {
         errs.add(`must be a function (got ${describe(f)})`);
       }
     });
+    errs.field('meterProvider', () => {
+      const m = o.meterProvider as Record<string, unknown> | undefined;
+      if (m === undefined) return;
+      if (typeof m !== 'object' || m === null) {
+        errs.add(`must be an OpenTelemetry MeterProvider (got ${describe(m)})`);
+      } else if (typeof m.getMeter !== 'function') {
+        errs.add('must be an OpenTelemetry MeterProvider: it has no getMeter(name, version)');
+      }
+    });
     errs.field('lbPolicies', () => {
       const r = o.lbPolicies as Record<string, unknown> | undefined;
       if (r === undefined) return;

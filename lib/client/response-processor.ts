@@ -42,6 +42,9 @@ export interface ProcessedResponse {
   readonly verdict: ResponseVerdict<AppliedResources>;
   /** Run after the verdict is recorded: they may start watches that ride on the ACK. */
   readonly notifications: readonly Notification[];
+  /** Resources found valid (applied or unchanged) and invalid, for A78's metrics. */
+  readonly valid: number;
+  readonly invalid: number;
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
@@ -214,7 +217,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
           nack: `xDS response validation errors: [${errors.join('; ')}]`,
           applied: applied.length > 0,
         };
-  return { verdict, notifications };
+  return { verdict, notifications, valid: applied.length, invalid: errors.length };
 }
 
 /** SotW: a cached Listener or Cluster missing from a response has been deleted. */

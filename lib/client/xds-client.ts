@@ -1,4 +1,5 @@
 import { status, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
+import type { MeterProvider } from '@opentelemetry/api';
 import { EventEmitter } from 'eventemitter3';
 import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
 import type { LbPolicyRegistry, ResourceType } from '../resources/resource-type';
@@ -21,6 +22,7 @@ import { parseResourceName } from './resource-name';
 import { ResourceState } from './resource-state';
 import type { ResourceWatcher, WatchHandle } from './resource-watcher';
 import type { XdsTransportFactory } from './transport';
+import { startMetrics, type ClientMetrics } from './xds-metrics';
 
 const trace = tracer('xds_client');
 
@@ -46,6 +48,11 @@ export interface XdsClientOptions {
    * grpc-js's registry.
    */
   lbPolicies?: LbPolicyRegistry;
+  /**
+   * Where gRFC A78's metrics go (docs/operations.md). Omitted: the global MeterProvider of
+   * `@opentelemetry/api`, if one is registered when the client is made; else none are recorded.
+   */
+  meterProvider?: MeterProvider;
 }
 
 /** Every client of the process not yet closed, in creation order (CSDS reports them all). */
@@ -79,6 +86,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   private readonly pastChannels = new Map<string, { backoff: Backoff; retryAt: number }>();
   /** Resources whose last watcher left this tick (see forget). */
   private readonly forgetting = new Map<ResourceState<unknown>, ServerChannel>();
+  private readonly metrics: ClientMetrics | undefined;
 
   /** Throws XdsError(INVALID_ARGUMENT) naming the option, bootstrap field or file at fault. */
   constructor(options: XdsClientOptions = {}) {
@@ -88,6 +96,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.bootstrap = loadBootstrap(options.bootstrap);
     this.resourceTimeoutMs = options.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
     if (!options.transportFactory) this.buildCredentials();
+    this.metrics = startMetrics(this, () => this.channels.values(), options.meterProvider);
     openClients.add(this);
   }
 
@@ -155,6 +164,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     if (this.closed) return;
     this.closed = true;
     openClients.delete(this);
+    this.metrics?.stop();
     for (const channel of this.channels.values()) {
       for (const state of channel.allResources()) state.dispose();
       channel.clear();
@@ -295,7 +305,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       return undefined;
     }
     const byName = channel.resourcesOf(type.typeUrl);
-    const { verdict, notifications } = processResponse(response, {
+    const { verdict, notifications, valid, invalid } = processResponse(response, {
       server: channel.config,
       lbPolicies: this.options.lbPolicies,
       certificateProviders: this.bootstrap.certificateProviders,
@@ -311,6 +321,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       typeUrl: response.typeUrl,
       versionInfo: response.versionInfo,
       nonce: response.nonce,
+      validResources: valid,
+      invalidResources: invalid,
     };
     if (verdict.nack === undefined) {
       this.notify('ack', () => event);
@@ -349,7 +361,14 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     for (const state of applied) {
       if (channel.get(typeUrl, state.name) === state) state.markAcked(versionInfo, now);
     }
-    this.notify('ack', () => ({ server, typeUrl, versionInfo, nonce }));
+    this.notify('ack', () => ({
+      server,
+      typeUrl,
+      versionInfo,
+      nonce,
+      validResources: applied.length,
+      invalidResources: 0,
+    }));
     return true;
   }
 
