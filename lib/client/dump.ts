@@ -37,7 +37,8 @@ export function dumpChannels(channels: Iterable<ServerChannel>): ResourceDump[] 
       out.push({
         typeUrl: state.type.typeUrl,
         name: state.name,
-        status: state.status,
+        // A88: a deletion ignored (A53) shows as DOES_NOT_EXIST, the resource still cached.
+        status: state.deletionIgnored ? 'DOES_NOT_EXIST' : state.status,
         version: state.version,
         updateTime: state.updateTime,
         cached: state.resource !== undefined,

@@ -84,7 +84,10 @@ for (const apiType of API_TYPES)
       const { error } = await w.next('ambient');
       assert.equal(error.code, status.NOT_FOUND);
       assert.match(error.message, /ignore_resource_deletion/);
-      assert.equal(env.client.dump().find((d) => d.name === 'A')!.cached, true);
+      const kept = env.client.dump().find((d) => d.name === 'A')!;
+      assert.equal(kept.cached, true);
+      // A88: the cache entry says the resource does not exist, and still holds it (so CSDS does).
+      assert.equal(kept.status, 'DOES_NOT_EXIST');
       // A second response without it says nothing more.
       env.server.setResources('cluster', [edsCluster('B', { serviceName: 'b2' })]);
       await w.expectNothingUntil(settled(env.server));
