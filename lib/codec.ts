@@ -1,9 +1,20 @@
 // The protobuf codec: one protobufjs Root built from the prebuilt descriptor in
-// lib/generated/protos.ts. No .proto text is parsed at runtime (see docs/decisions/0001).
-import * as protobuf from 'protobufjs';
-import { descriptor, type Messages } from './generated/protos';
+// lib/generated/descriptor.ts. No .proto text is parsed at runtime (see docs/decisions/0001).
+// protobufjs, the descriptor and the Root are loaded on the first encode or decode, not at
+// import: a process that imports the package pays for them only once it talks xDS.
+import type * as protobuf from 'protobufjs';
+import type { Messages } from './generated/protos';
 
-const root = protobuf.Root.fromJSON(descriptor as protobuf.INamespace);
+let builtRoot: protobuf.Root | undefined;
+
+function root(): protobuf.Root {
+  if (!builtRoot) {
+    const library = require('protobufjs') as typeof protobuf;
+    const { descriptor } = require('./generated/descriptor') as { descriptor: unknown };
+    builtRoot = library.Root.fromJSON(descriptor as protobuf.INamespace);
+  }
+  return builtRoot;
+}
 
 /** Encode/decode for one message type, typed with its generated interface. */
 export interface MessageCodec<T> {
@@ -18,20 +29,34 @@ export interface MessageCodec<T> {
   readonly type: protobuf.Type;
 }
 
+/**
+ * A codec whose reflection type is looked up on first use (modules create codecs at load). Its
+ * methods are closures, not prototype methods: callers pass `codec.decode` around on its own.
+ */
+function lazyCodec(fullName: string): MessageCodec<unknown> {
+  let resolved: protobuf.Type | undefined;
+  const type = (): protobuf.Type => (resolved ??= root().lookupType(fullName));
+  return {
+    fullName,
+    get type() {
+      return type();
+    },
+    decode: (bytes) => type().decode(bytes),
+    encode: (message) =>
+      type()
+        .encode(message as protobuf.Message)
+        .finish(),
+    fromObject: (object) => type().fromObject(object),
+    toObject: (message, options) => type().toObject(message as protobuf.Message, options),
+  };
+}
+
 const codecs = new Map<string, MessageCodec<unknown>>();
 
 export function messageCodec<K extends keyof Messages>(fullName: K): MessageCodec<Messages[K]> {
   let codec = codecs.get(fullName);
   if (!codec) {
-    const type = root.lookupType(fullName);
-    codec = {
-      fullName,
-      type,
-      decode: (bytes) => type.decode(bytes),
-      encode: (message) => type.encode(message as protobuf.Message).finish(),
-      fromObject: (object) => type.fromObject(object),
-      toObject: (message, options) => type.toObject(message as protobuf.Message, options),
-    };
+    codec = lazyCodec(fullName);
     codecs.set(fullName, codec);
   }
   return codec as MessageCodec<Messages[K]>;
@@ -40,7 +65,7 @@ export function messageCodec<K extends keyof Messages>(fullName: K): MessageCode
 /** Looks a message type up by full name (for Any payloads named at runtime). */
 export function lookupMessageType(fullName: string): protobuf.Type | undefined {
   try {
-    return root.lookupType(fullName);
+    return root().lookupType(fullName);
   } catch {
     return undefined;
   }

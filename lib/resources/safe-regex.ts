@@ -1,13 +1,17 @@
 // The one place a control-plane regex (`safe_regex`, `regex_rewrite`) is compiled: with re2js, a
 // pure-JS port of RE2 (decision 0012). Validation and matching share it, so what we NACK is
 // exactly what RE2 rejects, and what we accept matches in linear time on every RPC.
-import { RE2JS, RE2JSSyntaxException } from 're2js';
+// re2js is loaded by the first compile, not at import: most processes never see a regex.
+import type * as Re2js from 're2js';
+
+let re2js: typeof Re2js | undefined;
+const library = (): typeof Re2js => (re2js ??= require('re2js') as typeof Re2js);
 
 /**
  * A compiled RE2 pattern. Match a whole value with `testExact(value)` (xDS `safe_regex` is a
  * full match); `matcher(value).replaceAll(…)` serves `regex_rewrite`.
  */
-export type CompiledRegex = RE2JS;
+export type CompiledRegex = Re2js.RE2JS;
 
 /**
  * Compiles an xDS RE2 pattern, or says why RE2 refuses it. The pattern is compiled as sent, never
@@ -18,7 +22,7 @@ export function compileSafeRegex(
   pattern: string,
 ): { readonly regex: CompiledRegex } | { readonly error: string } {
   try {
-    return { regex: RE2JS.compile(pattern) };
+    return { regex: library().RE2JS.compile(pattern) };
   } catch (e) {
     return { error: describeError(e) };
   }
@@ -26,7 +30,8 @@ export function compileSafeRegex(
 
 /** RE2's own words (`missing closing ): \`/svc/(\``), plus a hint for what JS users expect. */
 function describeError(e: unknown): string {
-  if (!(e instanceof RE2JSSyntaxException)) return e instanceof Error ? e.message : String(e);
+  if (!(e instanceof library().RE2JSSyntaxException))
+    return e instanceof Error ? e.message : String(e);
   const description = e.getDescription();
   const where = e.getPattern() ?? '';
   return `${description}: \`${where}\`${hintFor(description, where)}`;
