@@ -44,14 +44,29 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
       const pb = require('protobufjs');
       for (const k of ['parse', 'load', 'loadSync']) pb[k] = () => { throw new Error('parsed .proto: ' + k); };
       pb.Root.prototype.load = pb.Root.prototype.loadSync = () => { throw new Error('parsed .proto'); };
-      const { XdsClient } = require('xds-client');
+      const { XdsClient, clusterResourceType } = require('xds-client');
       const c = new XdsClient({ bootstrap: { xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }] } });
       c.watchCluster('A', { onResourceChanged() {}, onResourceError() {} });
       c.close();
-      console.log('ok');
+      // Decoding builds the codec's Root (lazily, on first use): from the descriptor.
+      const decoded = clusterResourceType.decode(new Uint8Array([10, 1, 65]), { server: { serverUri: 'x' } });
+      console.log(decoded.name === 'A' ? 'ok' : JSON.stringify(decoded));
     `);
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stdout.trim(), 'ok');
+  });
+
+  it('importing-the-package-loads-neither-protobufjs-nor-re2js-until-they-are-used', () => {
+    const result = runNode(`
+      const loaded = () => Object.keys(require.cache).filter((k) => /node_modules[\\/](protobufjs|re2js)[\\/]|generated[\\/]descriptor/.test(k)).length;
+      const { clusterResourceType } = require('xds-client');
+      require('xds-client/grpc');
+      const atImport = loaded();
+      clusterResourceType.decode(new Uint8Array([10, 1, 65]), { server: { serverUri: 'x' } });
+      console.log(JSON.stringify([atImport, loaded() > 0]));
+    `);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), [0, true]);
   });
 
   it('sends-the-package-version-as-user-agent-version', () => {
