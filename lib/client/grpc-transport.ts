@@ -14,6 +14,14 @@ const ADS_METHODS: Record<XdsServerConfig['apiType'], string> = {
 /** Keepalive on xDS channels, as every gRPC client sets it: 5 minutes. */
 const XDS_KEEPALIVE_MS = 5 * 60 * 1000;
 
+/**
+ * The largest response an xDS channel takes by default: 128 MiB. gRPC's default of 4 MiB is far
+ * below a large mesh's SotW responses (100,000 clusters are about 35 MB); set
+ * `channelOptions['grpc.max_receive_message_length']` for another limit.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
+const MAX_RECEIVE_OPTION = 'grpc.max_receive_message_length';
+
 const identity = (bytes: Buffer): Buffer => bytes;
 const toBuffer = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -27,6 +35,20 @@ function contain(handler: () => void): void {
       `xds-client: internal error handling an ADS event: ${e instanceof Error ? e.stack : e}`,
     );
   }
+}
+
+/**
+ * grpc-js's words for a response over the limit (`Received message larger than max (N vs. M)`),
+ * said so that a person knows which knob to turn; undefined for any other status.
+ */
+function tooLargeDetails(s: grpc.StatusObject): string | undefined {
+  if (s.code !== grpc.status.RESOURCE_EXHAUSTED) return undefined;
+  const sizes = /larger than max \((\d+) vs\.? (\d+)\)/.exec(s.details);
+  if (!sizes) return undefined;
+  return (
+    `an xDS response of ${sizes[1]} bytes is over the limit of ${sizes[2]} bytes: raise the ` +
+    `XdsClient option channelOptions['${MAX_RECEIVE_OPTION}'] (default ${DEFAULT_MAX_RESPONSE_BYTES})`
+  );
 }
 
 /** The default transport: one grpc-js channel per xDS server. */
@@ -43,6 +65,7 @@ export class GrpcTransport implements XdsTransport {
     this.method = ADS_METHODS[server.apiType];
     this.client = new grpc.Client(server.serverUri, credentials, {
       'grpc.keepalive_time_ms': XDS_KEEPALIVE_MS,
+      [MAX_RECEIVE_OPTION]: DEFAULT_MAX_RESPONSE_BYTES,
       ...channelOptions,
     });
   }
@@ -59,7 +82,9 @@ export class GrpcTransport implements XdsTransport {
     call.on('data', (bytes: Buffer) => {
       if (!ended) contain(() => handlers.onMessage(bytes));
     });
-    call.on('status', (s: grpc.StatusObject) => contain(() => end(s.code, s.details)));
+    call.on('status', (s: grpc.StatusObject) =>
+      contain(() => end(s.code, tooLargeDetails(s) ?? s.details)),
+    );
     // 'error' always comes with a 'status'; listening keeps it from being thrown.
     call.on('error', () => undefined);
     return {
