@@ -10,10 +10,10 @@ import type {
   LocalityLbEndpoints,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { endpointHashKey, FALL_BACK, fastLbEndpoint, HEALTH_STATUSES } from './endpoint-fast-path';
 import type {
   DropOverload,
   EndpointAddress,
-  EndpointHealthStatus,
   EndpointUpdate,
   LbEndpoint,
   LocalityEndpoints,
@@ -22,16 +22,6 @@ import type {
 
 const UINT32_MAX = 4_294_967_295;
 const MILLION = 1_000_000;
-
-/** Indexed by the HealthStatus enum value. */
-const HEALTH_STATUSES: readonly EndpointHealthStatus[] = [
-  'UNKNOWN',
-  'HEALTHY',
-  'UNHEALTHY',
-  'DRAINING',
-  'TIMEOUT',
-  'DEGRADED',
-];
 
 /** FractionalPercent.DenominatorType -> the factor that turns a numerator into per-million. */
 const PER_MILLION_FACTOR: readonly number[] = [10_000, 100, 1];
@@ -145,7 +135,8 @@ function lbEndpoints(
   const endpoints: LbEndpoint[] = [];
   let totalWeight = 0;
   protos.forEach((proto, j) => {
-    const endpoint = errors.index(j, () => lbEndpoint(proto, seen, errors));
+    let endpoint = fastLbEndpoint(proto, seen);
+    if (endpoint === FALL_BACK) endpoint = errors.index(j, () => lbEndpoint(proto, seen, errors));
     if (endpoint === undefined) return;
     endpoints.push(endpoint);
     totalWeight += endpoint.weight;
@@ -196,15 +187,6 @@ function lbEndpoint(
     if (hashKey !== undefined) result.hashKey = hashKey;
     return Object.freeze(result);
   });
-}
-
-/**
- * gRFC A76: the `hash_key` string of the endpoint's `envoy.lb` filter metadata, as Envoy's ring
- * hash reads it. Anything else there (absent, empty, not a string) is ignored, never an error.
- */
-function endpointHashKey(proto: LbEndpointProto): string | undefined {
-  const value = proto.metadata?.filterMetadata['envoy.lb']?.fields['hash_key'];
-  return value?.kind === 'stringValue' && value.stringValue ? value.stringValue : undefined;
 }
 
 /** Validates `address` at the current path and claims it in `seen`. */
