@@ -18,6 +18,7 @@ export type {
   NackEvent,
   ConnectedEvent,
   DisconnectedEvent,
+  FallbackEvent,
 } from './client/events';
 export type { BackoffOptions } from './client/backoff';
 export type {

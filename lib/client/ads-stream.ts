@@ -173,6 +173,12 @@ export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
     this.queueFlush();
   }
 
+  /** Whether `name` is subscribed and a request of its type went out on the current stream. */
+  isRequested(typeUrl: string, name: string): boolean {
+    const state = this.types.get(typeUrl);
+    return this.call !== undefined && !!state?.sentOnStream && state.names.has(name);
+  }
+
   /** Ends the stream for good; no event is reported afterwards. */
   close(): void {
     this.closed = true;

@@ -1,6 +1,7 @@
-// What the client holds, read out of its server channels: `client.dump()` (CSDS-like) and
+// What the client holds, read out of its authorities' caches: `client.dump()` (CSDS-like) and
 // delta's initial_resource_versions.
 import type { status } from '@grpc/grpc-js';
+import type { Authority } from './authority';
 import type { ResourceStatus } from './resource-state';
 import type { ServerChannel } from './server-channel';
 
@@ -26,14 +27,20 @@ export interface ResourceDump {
   readonly systemVersionInfo: string | undefined;
   /** The cached resource as it came on the wire (what CSDS reports as `xds_config`). */
   readonly bytes: Uint8Array | undefined;
+  /**
+   * The URI of the xDS server its authority uses now (gRFC A71): the primary, or a fallback
+   * while every server above it is unreachable.
+   */
+  readonly serverInUse: string | undefined;
 }
 
-/** Every resource of every channel, sorted by type URL and name. */
-export function dumpChannels(channels: Iterable<ServerChannel>): ResourceDump[] {
+/** Every resource of every authority, sorted by type URL and name. */
+export function dumpAuthorities(authorities: Iterable<Authority>): ResourceDump[] {
   const out: ResourceDump[] = [];
-  for (const channel of channels) {
-    for (const state of channel.allResources()) {
-      const error = state.error ?? channel.connectivityError;
+  for (const authority of authorities) {
+    const channel = authority.current;
+    for (const state of authority.allResources()) {
+      const error = state.error ?? channel?.connectivityError;
       out.push({
         typeUrl: state.type.typeUrl,
         name: state.name,
@@ -46,8 +53,9 @@ export function dumpChannels(channels: Iterable<ServerChannel>): ResourceDump[] 
         error: error && { code: error.code, message: error.message },
         failedVersion: state.failedVersion,
         failedTime: state.failedTime,
-        systemVersionInfo: channel.systemVersions.get(state.type.typeUrl),
+        systemVersionInfo: channel?.systemVersions.get(state.type.typeUrl),
         bytes: state.bytes,
+        serverInUse: channel?.config.serverUri,
       });
     }
   }
@@ -56,12 +64,23 @@ export function dumpChannels(channels: Iterable<ServerChannel>): ResourceDump[] 
   );
 }
 
-/** Delta's initial_resource_versions: the resources of a type cached now, with their versions. */
+/**
+ * Delta's initial_resource_versions: the resources of a type cached now that came from this
+ * server, with their versions. A version another server gave means nothing here, and could
+ * even match one of this server's by chance: after a switch of server (gRFC A71), the new one
+ * sends everything (decision 0021).
+ */
 export function cachedVersions(channel: ServerChannel, typeUrl: string): Map<string, string> {
   const versions = new Map<string, string>();
-  for (const state of channel.resourcesOf(typeUrl)?.values() ?? []) {
-    if (state.resource !== undefined && state.resourceVersion !== undefined) {
-      versions.set(state.name, state.resourceVersion);
+  for (const user of channel.users) {
+    for (const state of user.resourcesOf(typeUrl)?.values() ?? []) {
+      if (
+        state.resource !== undefined &&
+        state.resourceVersion !== undefined &&
+        state.source === channel.config
+      ) {
+        versions.set(state.name, state.resourceVersion);
+      }
     }
   }
   return versions;

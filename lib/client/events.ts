@@ -60,6 +60,22 @@ export interface DisconnectedEvent {
 }
 
 /**
+ * gRFC A71: an authority changed the xDS server it uses. `fallback`: its current server failed
+ * while a watched resource was uncached, and it moved down its `xds_servers`; `recovered`: a
+ * server above the current one answered again, and the authority went back to it (the servers
+ * below are dropped).
+ */
+export interface FallbackEvent {
+  /** The authority (gRFC A47); undefined for old-style resource names. */
+  readonly authority: string | undefined;
+  /** The server now in use. */
+  readonly server: string;
+  /** The server in use before. */
+  readonly previous: string;
+  readonly reason: 'fallback' | 'recovered';
+}
+
+/**
  * `client.on(name, listener)`. Payloads are built only while someone listens. Events are
  * observations: a listener that throws is not isolated from the client, so keep them simple.
  */
@@ -74,4 +90,6 @@ export interface XdsClientEvents {
   connected: (event: ConnectedEvent) => void;
   /** A stream ended; the client reconnects with backoff. */
   disconnected: (event: DisconnectedEvent) => void;
+  /** An authority moved to another of its xDS servers (gRFC A71). */
+  fallback: (event: FallbackEvent) => void;
 }

@@ -1,4 +1,5 @@
 import { logError } from '../trace';
+import type { XdsServerConfig } from '../bootstrap';
 import type { ResourceType } from '../resources/resource-type';
 import type { XdsError } from '../errors';
 import type { ResourceWatcher } from './resource-watcher';
@@ -41,6 +42,7 @@ export class ResourceState<T> {
   private timer: NodeJS.Timeout | undefined;
   /** The version the server gave the resource itself (a delta or `Resource` wrapper's). */
   private _resourceVersion: string | undefined;
+  private _source: XdsServerConfig | undefined;
   /** The resource's TTL runs out: it expires unless refreshed first. */
   private ttlTimer: NodeJS.Timeout | undefined;
   /**
@@ -100,6 +102,13 @@ export class ResourceState<T> {
   get resourceVersion(): string | undefined {
     return this._resourceVersion;
   }
+  /**
+   * The server the cached resource came from (gRFC A71: an authority may switch servers). Its
+   * versions mean something to that server only.
+   */
+  get source(): XdsServerConfig | undefined {
+    return this._source;
+  }
   /** A53: the server deleted it, the client kept it. */
   get deletionIgnored(): boolean {
     return this._deletionIgnored;
@@ -122,6 +131,11 @@ export class ResourceState<T> {
     this._bytes = bytes;
     this._resourceVersion = resourceVersion;
     this.markAcked(version, now);
+  }
+
+  /** The cached bytes were received (or confirmed, same bytes) from `server`. */
+  receivedFrom(server: XdsServerConfig): void {
+    this._source = server;
   }
 
   /** The server (re)confirmed what is cached: same bytes, new version (and resource version). */
@@ -231,6 +245,7 @@ export class ResourceState<T> {
     this._resource = undefined;
     this._bytes = undefined;
     this._resourceVersion = undefined;
+    this._source = undefined;
   }
 
   // ---- watchers ----

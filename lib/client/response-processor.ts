@@ -138,6 +138,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       // Same bytes as the cached version: nobody is told, but the status and version move on.
       if (state.deletionIgnored && trace.enabled) trace.log(`${type.typeName} "${name}" is back`);
       state.markAcked(version, now, wire.resourceVersion);
+      state.receivedFrom(server);
       state.setTtl(wire.ttlMs, ctx.onTtlExpired);
       applied.push(state);
       return;
@@ -154,6 +155,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     }
     if ('resource' in decoded) {
       state.setResource(decoded.resource, ownBytes(bytes), version, now, wire.resourceVersion);
+      state.receivedFrom(server);
       state.setTtl(wire.ttlMs, ctx.onTtlExpired);
       applied.push(state);
       notifications.push(() => state.notifyChanged());

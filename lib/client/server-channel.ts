@@ -2,18 +2,34 @@ import type { XdsServerConfig } from '../bootstrap';
 import type { XdsError } from '../errors';
 import type { AdsStream } from './ads-stream';
 import type { Backoff } from './backoff';
-import type { ResourceHome, ResourceState } from './resource-state';
+import type { ResourceState } from './resource-state';
 import type { XdsTransport } from './transport';
 
 /** What a response's verdict hands back for its unchanged re-sends: the entries it confirmed. */
 export type AppliedResources = readonly ResourceState<unknown>[];
 
-/** One xDS server: its stream, its connectivity state and the resources it serves. */
-export class ServerChannel implements ResourceHome {
+/**
+ * What a server channel needs of an authority that uses it (authority.ts): the cache lives
+ * there, not here, so that a switch of server keeps it (gRFC A71, decision 0021).
+ */
+export interface ChannelUser {
+  /** The server whose data the authority uses now: the last of those it connected to. */
+  readonly current: ServerChannel | undefined;
+  get(typeUrl: string, name: string): ResourceState<unknown> | undefined;
+  resourcesOf(typeUrl: string): ReadonlyMap<string, ResourceState<unknown>> | undefined;
+}
+
+/**
+ * One xDS server: its stream, its connectivity state, and the authorities using it. Its stream
+ * subscribes every resource of those authorities; responses apply to the ones it is current for.
+ */
+export class ServerChannel {
+  /** Set when a stream failed before any response; cleared by the next stream's first one. */
   connectivityError: XdsError | undefined;
   /** Per type, the version of the last response processed (for the dump). */
   readonly systemVersions = new Map<string, string>();
-  private readonly byType = new Map<string, Map<string, ResourceState<unknown>>>();
+  /** The authorities with this server among those they use (its primary, or a fallback). */
+  readonly users = new Set<ChannelUser>();
 
   constructor(
     readonly config: XdsServerConfig,
@@ -24,39 +40,20 @@ export class ServerChannel implements ResourceHome {
     readonly backoff: Backoff,
   ) {}
 
-  /** The cache entries of one type, by canonical name. */
-  resourcesOf(typeUrl: string): ReadonlyMap<string, ResourceState<unknown>> | undefined {
-    return this.byType.get(typeUrl);
+  /** The cache entry `name` of an authority this server is current for. */
+  lookup(typeUrl: string, name: string): ResourceState<unknown> | undefined {
+    for (const user of this.users) {
+      if (user.current !== this) continue;
+      const state = user.get(typeUrl, name);
+      if (state) return state;
+    }
+    return undefined;
   }
 
-  get(typeUrl: string, name: string): ResourceState<unknown> | undefined {
-    return this.byType.get(typeUrl)?.get(name);
-  }
-
-  add(state: ResourceState<unknown>): void {
-    let byName = this.byType.get(state.type.typeUrl);
-    if (!byName) this.byType.set(state.type.typeUrl, (byName = new Map()));
-    byName.set(state.name, state);
-  }
-
-  /** Removes the entry if it is still the one cached under its name; true if it was. */
-  remove(state: ResourceState<unknown>): boolean {
-    const byName = this.byType.get(state.type.typeUrl);
-    if (byName?.get(state.name) !== state) return false;
-    byName.delete(state.name);
-    if (byName.size === 0) this.byType.delete(state.type.typeUrl);
-    return true;
-  }
-
-  get isEmpty(): boolean {
-    return this.byType.size === 0;
-  }
-
-  *allResources(): Iterable<ResourceState<unknown>> {
-    for (const byName of this.byType.values()) yield* byName.values();
-  }
-
-  clear(): void {
-    this.byType.clear();
+  /** Every cache entry of a type in the authorities this server is current for. */
+  *resourcesOf(typeUrl: string): Iterable<ResourceState<unknown>> {
+    for (const user of this.users) {
+      if (user.current === this) yield* user.resourcesOf(typeUrl)?.values() ?? [];
+    }
   }
 }

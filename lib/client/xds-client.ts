@@ -1,25 +1,23 @@
-import { status, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
+import { status, type ChannelOptions } from '@grpc/grpc-js';
 import type { MeterProvider } from '@opentelemetry/api';
 import { EventEmitter } from 'eventemitter3';
-import { loadBootstrap, serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
+import { loadBootstrap, type Bootstrap } from '../bootstrap';
 import type { LbPolicyRegistry, ResourceType } from '../resources/resource-type';
 import { logError, tracer } from '../trace';
-import type { AdsStream, AdsStreamEvents, SentRequest, WireResponse } from './ads-stream';
-import { DeltaAdsStream } from './delta-stream';
-import { SotwAdsStream } from './sotw-stream';
+import type { AdsStreamEvents, SentRequest, WireResponse } from './ads-stream';
 import type { ResponseShape } from './response-scan';
-import { Backoff, type BackoffOptions } from './backoff';
+import type { BackoffOptions } from './backoff';
 import { XdsError } from '../errors';
-import { channelCredentials } from './credentials';
 import { checkClientOptions, resourceNameProblem } from './options';
-import { cachedVersions, dumpChannels, type ResourceDump } from './dump';
-import { ServerChannel, type AppliedResources } from './server-channel';
+import { cachedVersions, dumpAuthorities, type ResourceDump } from './dump';
+import { Authority, serversOf } from './authority';
+import { ChannelPool } from './channel-pool';
+import type { AppliedResources, ServerChannel } from './server-channel';
 import type { XdsClientEvents } from './events';
-import { GrpcTransport } from './grpc-transport';
-import { buildNode } from './node';
 import { processResponse } from './response-processor';
 import { parseResourceName } from './resource-name';
 import { ResourceState } from './resource-state';
+import { notReceivedError, ttlExpiredError } from './resource-errors';
 import type { ResourceWatcher, WatchHandle } from './resource-watcher';
 import type { XdsTransportFactory } from './transport';
 import { startMetrics, type ClientMetrics } from './xds-metrics';
@@ -72,20 +70,18 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
   readonly bootstrap: Bootstrap;
   private readonly resourceTimeoutMs: number;
   private readonly options: XdsClientOptions;
-  private readonly channels = new Map<string, ServerChannel>();
+  private readonly channels: ChannelPool;
+  /** The caches and servers in use, by authority name ('' keys old-style names). */
+  private readonly authorities = new Map<string | undefined, Authority>();
   private readonly types = new Map<string, ResourceType<unknown>>();
-  /** Per server key: credentials built, and their files read, at construction. */
-  private readonly credentials = new Map<string, ChannelCredentials>();
   private closed = false;
   /**
    * What the client serves, reported as CSDS's `client_scope` (gRFC A71): '' for a client an
    * application made; `xds-client/grpc` sets it for the clients its channels and servers share.
    */
   clientScope = '';
-  /** What a disconnected idle server channel leaves for its successor (see channelFor). */
-  private readonly pastChannels = new Map<string, { backoff: Backoff; retryAt: number }>();
   /** Resources whose last watcher left this tick (see forget). */
-  private readonly forgetting = new Map<ResourceState<unknown>, ServerChannel>();
+  private readonly forgetting = new Map<ResourceState<unknown>, Authority>();
   private readonly metrics: ClientMetrics | undefined;
 
   /** Throws XdsError(INVALID_ARGUMENT) naming the option, bootstrap field or file at fault. */
@@ -95,26 +91,16 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.options = options;
     this.bootstrap = loadBootstrap(options.bootstrap);
     this.resourceTimeoutMs = options.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
-    if (!options.transportFactory) this.buildCredentials();
-    this.metrics = startMetrics(this, () => this.channels.values(), options.meterProvider);
+    this.channels = new ChannelPool(this.bootstrap, options, (channel) =>
+      this.streamEvents(channel),
+    );
+    this.metrics = startMetrics(
+      this,
+      () => this.channels.all(),
+      () => this.allResources(),
+      options.meterProvider,
+    );
     openClients.add(this);
-  }
-
-  /** The bootstrap path of every server, so a bad credentials file is named where it is set. */
-  private buildCredentials(): void {
-    const servers: [XdsServerConfig, string][] = this.bootstrap.xdsServers.map((server, i) => [
-      server,
-      `xds_servers[${i}]`,
-    ]);
-    for (const [name, authority] of this.bootstrap.authorities) {
-      authority.xdsServers.forEach((server, i) => {
-        servers.push([server, `authorities[${JSON.stringify(name)}].xds_servers[${i}]`]);
-      });
-    }
-    for (const [server, where] of servers) {
-      const key = serverKey(server);
-      if (!this.credentials.has(key)) this.credentials.set(key, channelCredentials(server, where));
-    }
   }
 
   /** Watches one resource of any type, ours or a user's own `ResourceType`. */
@@ -128,8 +114,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     }
     this.registerType(type);
     const parsed = parseResourceName(name);
-    const channel = this.channelFor(parsed.authority);
-    if (!channel) {
+    const authority = this.authorityFor(parsed.authority);
+    if (!authority) {
       const error = new XdsError(
         status.INVALID_ARGUMENT,
         `${type.typeName} "${name}": authority "${parsed.authority}" is not in the bootstrap`,
@@ -139,24 +125,31 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       const cancel = ResourceState.failed(type, name, error).addWatcher(watcher);
       return { cancel: () => void cancel() };
     }
-    let state = channel.get(type.typeUrl, parsed.canonical) as ResourceState<T> | undefined;
+    let state = authority.get(type.typeUrl, parsed.canonical) as ResourceState<T> | undefined;
     if (!state) {
-      state = new ResourceState(type, parsed.canonical, channel);
-      channel.add(state as ResourceState<unknown>);
-      channel.stream.subscribe(type.typeUrl, parsed.canonical);
+      state = new ResourceState(type, parsed.canonical, authority);
+      authority.add(state as ResourceState<unknown>);
+      // A71: a new uncached resource while the current server is failing is a reason to fall
+      // back now (the failure itself may have found everything cached).
+      if (!authority.current || authority.connectivityError) this.connectNext(authority);
     }
     const remove = state.addWatcher(watcher);
     const owner = state;
     return {
       cancel: () => {
-        if (remove() && owner.watcherCount === 0) this.forget(channel, owner);
+        if (remove() && owner.watcherCount === 0) this.forget(authority, owner);
       },
     };
   }
 
+  /** Every cache entry of every authority (the metrics' `resources` gauge counts them). */
+  private *allResources(): Iterable<ResourceState<unknown>> {
+    for (const authority of this.authorities.values()) yield* authority.allResources();
+  }
+
   /** Every resource the client knows of, with its CSDS status. */
   dump(): ResourceDump[] {
-    return dumpChannels(this.channels.values());
+    return dumpAuthorities(this.authorities.values());
   }
 
   /** Ends every stream, timer and watch. Watchers are not called again. Idempotent. */
@@ -165,13 +158,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.closed = true;
     openClients.delete(this);
     this.metrics?.stop();
-    for (const channel of this.channels.values()) {
-      for (const state of channel.allResources()) state.dispose();
-      channel.clear();
-      channel.stream.close();
-      channel.transport.close();
-    }
-    this.channels.clear();
+    for (const authority of this.authorities.values()) authority.clear();
+    this.authorities.clear();
+    this.channels.closeAll();
     this.removeAllListeners();
   }
 
@@ -204,52 +193,40 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     }
   }
 
-  private serversFor(authority: string | undefined): readonly XdsServerConfig[] | undefined {
-    if (authority === undefined) return this.bootstrap.xdsServers;
-    const config = this.bootstrap.authorities.get(authority);
-    if (!config) return undefined;
-    return config.xdsServers.length ? config.xdsServers : this.bootstrap.xdsServers;
+  /** The authority of a resource name, with its cache and servers; undefined if unknown. */
+  private authorityFor(name: string | undefined): Authority | undefined {
+    let authority = this.authorities.get(name);
+    if (!authority) {
+      const servers = serversOf(this.bootstrap, name);
+      if (!servers?.length) return undefined;
+      authority = new Authority(name, servers, this.channels);
+      this.authorities.set(name, authority);
+    }
+    return authority;
   }
 
-  /** The channel to the first server of an authority (fallback, gRFC A71, is not done yet). */
-  private channelFor(authority: string | undefined): ServerChannel | undefined {
-    const server = this.serversFor(authority)?.[0];
-    if (!server) return undefined;
-    const key = serverKey(server);
-    let channel = this.channels.get(key);
-    if (!channel) {
-      // A server disconnected for want of watches keeps its backoff when it is needed again:
-      // re-watching must never be a way around the reconnect backoff. Its old error is not
-      // replayed: new watchers hear of the next attempt, which waits out the backoff.
-      const past = this.pastChannels.get(key);
-      this.pastChannels.delete(key);
-      const backoff = past?.backoff ?? new Backoff(this.options.backoff);
-      const transport =
-        this.options.transportFactory?.(server) ??
-        new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
-      const events: AdsStreamEvents<AppliedResources> = {
-        onResponse: (response) => this.onResponse(channel!, response),
-        onUnchangedResponse: (shape, applied) => this.onUnchangedResponse(channel!, shape, applied),
-        cachedVersions: (typeUrl) => cachedVersions(channel!, typeUrl),
-        onConnected: () => this.onConnected(channel!),
-        onRequestWritten: (request) => this.onRequestWritten(channel!, request),
-        onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel!, error, hadResponse),
-      };
-      // The wire protocol is the server entry's api_type; everything above it is shared.
-      const Stream = server.apiType === 'AGGREGATED_DELTA_GRPC' ? DeltaAdsStream : SotwAdsStream;
-      const stream: AdsStream<AppliedResources> = new Stream<AppliedResources>(
-        server,
-        transport,
-        buildNode(this.bootstrap.node),
-        backoff,
-        this.bootstrap.node.id,
-        events,
-        past?.retryAt ?? 0,
+  /**
+   * Connects an authority to its next servers (its primary, or a fallback: gRFC A71), and
+   * says so if the server it uses changed.
+   */
+  private connectNext(authority: Authority): boolean {
+    const previous = authority.current;
+    if (!authority.connectNext()) return false;
+    const server = authority.current!.config.serverUri;
+    if (trace.enabled) {
+      trace.log(
+        `authority ${String(authority.name)}: using ${server} (was ${previous?.config.serverUri})`,
       );
-      channel = new ServerChannel(server, key, transport, stream, backoff);
-      this.channels.set(key, channel);
     }
-    return channel;
+    if (previous) {
+      this.notify('fallback', () => ({
+        authority: authority.name,
+        server,
+        previous: previous.config.serverUri,
+        reason: 'fallback',
+      }));
+    }
+    return true;
   }
 
   /**
@@ -257,35 +234,41 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
    * watch in the same tick (a consumer replacing its watcher) keeps the cached resource. The
    * unsubscription is sent in the same step as the cache entry goes, so a watch made any later
    * is a new subscription the server answers — never an unchanged name list it ignores while
-   * the cache is gone. A server left with no resource at all is disconnected.
+   * the cache is gone. An authority left with no resource at all stops using its servers,
+   * which are disconnected when no other authority uses them.
    */
-  private forget(channel: ServerChannel, state: ResourceState<unknown>): void {
-    this.forgetting.set(state, channel);
+  private forget(authority: Authority, state: ResourceState<unknown>): void {
+    this.forgetting.set(state, authority);
     if (this.forgetting.size > 1) return;
     queueMicrotask(() => {
-      const touched = new Set<ServerChannel>();
+      const touched = new Set<Authority>();
       for (const [s, home] of this.forgetting) {
         if (s.watcherCount > 0 || !home.remove(s)) continue;
         s.dispose();
-        home.stream.unsubscribe(s.type.typeUrl, s.name);
         touched.add(home);
       }
       this.forgetting.clear();
       for (const home of touched) {
-        if (home.isEmpty) this.closeChannel(home);
-        else home.stream.flushNow();
+        if (!home.isEmpty) {
+          for (const channel of home.channels) channel.stream.flushNow();
+        } else if (this.authorities.get(home.name) === home) {
+          home.disconnect();
+          this.authorities.delete(home.name);
+        }
       }
     });
   }
 
-  private closeChannel(channel: ServerChannel): void {
-    this.pastChannels.set(channel.key, {
-      backoff: channel.backoff,
-      retryAt: channel.stream.retryAt,
-    });
-    channel.stream.close();
-    channel.transport.close();
-    this.channels.delete(channel.key);
+  /** What a server channel's stream reports, bound to its channel. */
+  private streamEvents(channel: () => ServerChannel): AdsStreamEvents<AppliedResources> {
+    return {
+      onResponse: (response) => this.onResponse(channel(), response),
+      onUnchangedResponse: (shape, applied) => this.onUnchangedResponse(channel(), shape, applied),
+      cachedVersions: (typeUrl) => cachedVersions(channel(), typeUrl),
+      onConnected: () => this.onConnected(channel()),
+      onRequestWritten: (request) => this.onRequestWritten(channel(), request),
+      onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel(), error, hadResponse),
+    };
   }
 
   private onResponse(channel: ServerChannel, response: WireResponse) {
@@ -304,15 +287,14 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
         trace.log(`${server}: ignoring response of unknown type ${response.typeUrl}`);
       return undefined;
     }
-    const byName = channel.resourcesOf(type.typeUrl);
     const { verdict, notifications, valid, invalid } = processResponse(response, {
       server: channel.config,
       lbPolicies: this.options.lbPolicies,
       certificateProviders: this.bootstrap.certificateProviders,
       nodeId: this.bootstrap.node.id,
       type,
-      lookup: (name) => byName?.get(name),
-      entries: () => byName?.values() ?? [],
+      lookup: (name) => channel.lookup(type.typeUrl, name),
+      entries: () => channel.resourcesOf(type.typeUrl),
       onTtlExpired: this.onTtlExpired,
     });
     channel.systemVersions.set(type.typeUrl, response.versionInfo);
@@ -359,7 +341,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     const now = new Date();
     channel.systemVersions.set(typeUrl, versionInfo);
     for (const state of applied) {
-      if (channel.get(typeUrl, state.name) === state) state.markAcked(versionInfo, now);
+      if (channel.lookup(typeUrl, state.name) === state) state.markAcked(versionInfo, now);
     }
     this.notify('ack', () => ({
       server,
@@ -372,40 +354,47 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     return true;
   }
 
+  /**
+   * A stream's first response. gRFC A71: every authority using the server below its current
+   * one goes back to it, and drops the servers below it.
+   */
   private onConnected(channel: ServerChannel): void {
     channel.connectivityError = undefined;
     this.notify('connected', () => ({ server: channel.config.serverUri }));
+    for (const authority of this.authorities.values()) {
+      const previous = authority.recover(channel);
+      if (!previous) continue;
+      authority.restartTimers(this.resourceTimeoutMs, this.onResourceTimeout);
+      this.notify('fallback', () => ({
+        authority: authority.name,
+        server: channel.config.serverUri,
+        previous: previous.config.serverUri,
+        reason: 'recovered',
+      }));
+    }
   }
 
-  /** gRFC A57: a does-not-exist timer starts once the request naming the resource is written. */
+  /**
+   * gRFC A57: a does-not-exist timer starts once the request naming the resource is written —
+   * on the stream of the server its authority uses (a failed server being retried has none).
+   */
   private onRequestWritten(channel: ServerChannel, request: SentRequest): void {
     this.notify('request', () => ({ server: channel.config.serverUri, ...request }));
-    const byName = channel.resourcesOf(request.typeUrl);
-    if (!byName) return;
     for (const name of request.resourceNames) {
-      byName.get(name)?.requestWritten(this.resourceTimeoutMs, this.onResourceTimeout);
+      channel
+        .lookup(request.typeUrl, name)
+        ?.requestWritten(this.resourceTimeoutMs, this.onResourceTimeout);
     }
   }
 
   private readonly onResourceTimeout = (state: ResourceState<unknown>): void => {
-    const error = new XdsError(
-      status.NOT_FOUND,
-      `${state.type.typeName} "${state.name}" does not exist: not received within ` +
-        `${this.resourceTimeoutMs} ms`,
-      { typeUrl: state.type.typeUrl, resourceName: state.name, nodeId: this.bootstrap.node.id },
-    );
+    const error = notReceivedError(state, this.resourceTimeoutMs, this.bootstrap.node.id);
     state.markDoesNotExist(error);
     state.notifyResourceError(error);
   };
 
-  /** The server let a resource's TTL run out: it is gone, as if the server had removed it. */
   private readonly onTtlExpired = (state: ResourceState<unknown>): void => {
-    const error = new XdsError(
-      status.NOT_FOUND,
-      `${state.type.typeName} "${state.name}" does not exist: its TTL ran out without an ` +
-        'update or heartbeat from the xDS server',
-      { typeUrl: state.type.typeUrl, resourceName: state.name, nodeId: this.bootstrap.node.id },
-    );
+    const error = ttlExpiredError(state, this.bootstrap.node.id);
     state.markDeleted(error);
     state.notifyResourceError(error);
   };
@@ -415,15 +404,25 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     error: XdsError | undefined,
     hadResponse: boolean,
   ): void {
+    const served = [...this.authorities.values()].filter((a) => a.current === channel);
     // Timers belong to a stream: the next one owes every uncached resource a fresh verdict.
-    for (const state of channel.allResources()) state.streamEnded();
+    for (const authority of served) {
+      for (const state of authority.allResources()) state.streamEnded();
+    }
     this.notify('disconnected', () => ({ server: channel.config.serverUri, error, hadResponse }));
     if (!error) return;
     // gRFC A57: a connectivity failure. Nothing cached is dropped.
     channel.connectivityError = error;
-    for (const state of [...channel.allResources()]) {
-      if (this.closed) return;
-      state.notifyError(error);
+    for (const authority of served) {
+      // A71: fall back while a watched resource is uncached; watchers hear of the failure
+      // only when no server is left to try (those in use keep retrying).
+      if (authority.hasUncached() && this.connectNext(authority) && !authority.connectivityError) {
+        continue;
+      }
+      for (const state of [...authority.allResources()]) {
+        if (this.closed) return;
+        state.notifyError(error);
+      }
     }
   }
 }

@@ -43,6 +43,8 @@ export interface ClientMetrics {
 interface MetricSource {
   readonly client: MeteredClient;
   readonly channels: () => Iterable<ServerChannel>;
+  /** Every cache entry of the client (the cache belongs to authorities, not servers). */
+  readonly resources: () => Iterable<ResourceState<unknown>>;
 }
 
 /** One set of instruments per MeterProvider, shared by the clients metered through it. */
@@ -81,6 +83,7 @@ export function meterProviderFor(option: MeterProvider | undefined): MeterProvid
 export function startMetrics(
   client: MeteredClient,
   channels: () => Iterable<ServerChannel>,
+  resources: () => Iterable<ResourceState<unknown>>,
   option: MeterProvider | undefined,
 ): ClientMetrics | undefined {
   let instruments: Instruments;
@@ -92,7 +95,7 @@ export function startMetrics(
     logFailure(e);
     return undefined;
   }
-  const source: MetricSource = { client, channels };
+  const source: MetricSource = { client, channels, resources };
   const onAck = guarded((event: AckEvent | NackEvent) => {
     const labels: Attributes = {
       'grpc.target': client.clientScope,
@@ -192,25 +195,23 @@ function observeConnected(sources: ReadonlySet<MetricSource>, result: Observable
 
 /** Counted from the cache at collection time: the hot path maintains nothing for this gauge. */
 function observeResources(sources: ReadonlySet<MetricSource>, result: ObservableResult): void {
-  for (const { client, channels } of sources) {
+  for (const { client, resources } of sources) {
     const counts = new Map<string, { labels: Attributes; count: number }>();
-    for (const channel of channels()) {
-      for (const state of channel.allResources()) {
-        const authority = parseResourceName(state.name).authority ?? '#old';
-        const type = resourceTypeOf(state.type.typeUrl);
-        const cacheState = cacheStateOf(state);
-        const key = `${authority}\n${type}\n${cacheState}`;
-        const entry = counts.get(key);
-        if (entry) entry.count++;
-        else {
-          const labels: Attributes = {
-            'grpc.target': client.clientScope,
-            'grpc.xds.authority': authority,
-            'grpc.xds.cache_state': cacheState,
-            'grpc.xds.resource_type': type,
-          };
-          counts.set(key, { labels, count: 1 });
-        }
+    for (const state of resources()) {
+      const authority = parseResourceName(state.name).authority ?? '#old';
+      const type = resourceTypeOf(state.type.typeUrl);
+      const cacheState = cacheStateOf(state);
+      const key = `${authority}\n${type}\n${cacheState}`;
+      const entry = counts.get(key);
+      if (entry) entry.count++;
+      else {
+        const labels: Attributes = {
+          'grpc.target': client.clientScope,
+          'grpc.xds.authority': authority,
+          'grpc.xds.cache_state': cacheState,
+          'grpc.xds.resource_type': type,
+        };
+        counts.set(key, { labels, count: 1 });
       }
     }
     for (const { labels, count } of counts.values()) result.observe(count, labels);

@@ -192,6 +192,7 @@ const MAIN_SURFACE: Record<string, ExportKind> = {
   EndpointHealthStatus: 'type',
   EndpointUpdate: 'type',
   FailurePercentageEjection: 'type',
+  FallbackEvent: 'type',
   FaultAbort: 'type',
   FaultDelay: 'type',
   FaultInjectionConfig: 'type',

@@ -1,0 +1,110 @@
+import type { ChannelCredentials } from '@grpc/grpc-js';
+import { serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
+import type { AdsStream, AdsStreamEvents } from './ads-stream';
+import { Backoff, type BackoffOptions } from './backoff';
+import { channelCredentials } from './credentials';
+import { DeltaAdsStream } from './delta-stream';
+import { GrpcTransport } from './grpc-transport';
+import { buildNode } from './node';
+import { ServerChannel, type AppliedResources } from './server-channel';
+import { SotwAdsStream } from './sotw-stream';
+import type { XdsTransportFactory } from './transport';
+import type { ChannelOptions } from '@grpc/grpc-js';
+
+export interface ChannelPoolOptions {
+  readonly backoff?: BackoffOptions | undefined;
+  readonly channelOptions?: ChannelOptions | undefined;
+  readonly transportFactory?: XdsTransportFactory | undefined;
+}
+
+/**
+ * The client's server channels, one per xDS server key whatever the number of authorities
+ * using it (one ADS stream per server), and the credentials of every server of the bootstrap.
+ */
+export class ChannelPool {
+  private readonly channels = new Map<string, ServerChannel>();
+  /** Per server key: credentials built, and their files read, at construction. */
+  private readonly credentials = new Map<string, ChannelCredentials>();
+  /** What a channel closed for want of users leaves for its successor (see acquire). */
+  private readonly pastChannels = new Map<string, { backoff: Backoff; retryAt: number }>();
+
+  constructor(
+    private readonly bootstrap: Bootstrap,
+    private readonly options: ChannelPoolOptions,
+    /** The stream's events, bound to its channel. */
+    private readonly eventsFor: (channel: () => ServerChannel) => AdsStreamEvents<AppliedResources>,
+  ) {
+    if (!options.transportFactory) this.buildCredentials();
+  }
+
+  /** The bootstrap path of every server, so a bad credentials file is named where it is set. */
+  private buildCredentials(): void {
+    const servers: [XdsServerConfig, string][] = this.bootstrap.xdsServers.map((server, i) => [
+      server,
+      `xds_servers[${i}]`,
+    ]);
+    for (const [name, authority] of this.bootstrap.authorities) {
+      authority.xdsServers.forEach((server, i) => {
+        servers.push([server, `authorities[${JSON.stringify(name)}].xds_servers[${i}]`]);
+      });
+    }
+    for (const [server, where] of servers) {
+      const key = serverKey(server);
+      if (!this.credentials.has(key)) this.credentials.set(key, channelCredentials(server, where));
+    }
+  }
+
+  all(): Iterable<ServerChannel> {
+    return this.channels.values();
+  }
+
+  /** The channel to `server`, opened if no authority uses it yet. */
+  acquire(server: XdsServerConfig): ServerChannel {
+    const key = serverKey(server);
+    const open = this.channels.get(key);
+    if (open) return open;
+    // A server disconnected for want of watches keeps its backoff when it is needed again:
+    // re-watching must never be a way around the reconnect backoff. Its old error is not
+    // replayed: new watchers hear of the next attempt, which waits out the backoff.
+    const past = this.pastChannels.get(key);
+    this.pastChannels.delete(key);
+    const backoff = past?.backoff ?? new Backoff(this.options.backoff);
+    const transport =
+      this.options.transportFactory?.(server) ??
+      new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
+    // The wire protocol is the server entry's api_type; everything above it is shared.
+    const Stream = server.apiType === 'AGGREGATED_DELTA_GRPC' ? DeltaAdsStream : SotwAdsStream;
+    const stream: AdsStream<AppliedResources> = new Stream<AppliedResources>(
+      server,
+      transport,
+      buildNode(this.bootstrap.node),
+      backoff,
+      this.bootstrap.node.id,
+      this.eventsFor(() => channel),
+      past?.retryAt ?? 0,
+    );
+    const channel = new ServerChannel(server, key, transport, stream, backoff);
+    this.channels.set(key, channel);
+    return channel;
+  }
+
+  /** Closes a channel no authority uses any more, keeping its backoff for a successor. */
+  release(channel: ServerChannel): void {
+    if (channel.users.size > 0 || this.channels.get(channel.key) !== channel) return;
+    this.pastChannels.set(channel.key, {
+      backoff: channel.backoff,
+      retryAt: channel.stream.retryAt,
+    });
+    channel.stream.close();
+    channel.transport.close();
+    this.channels.delete(channel.key);
+  }
+
+  closeAll(): void {
+    for (const channel of this.channels.values()) {
+      channel.stream.close();
+      channel.transport.close();
+    }
+    this.channels.clear();
+  }
+}
