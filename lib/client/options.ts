@@ -2,10 +2,40 @@
 // naming the option, rather than misbehaving later (a timeout above 2^31 - 1 ms fires at once
 // in Node; a jitter of 20 meant as percent reconnects in a tight loop).
 
-import { status } from '@grpc/grpc-js';
+import { status, type ChannelOptions } from '@grpc/grpc-js';
+import type { MeterProvider } from '@opentelemetry/api';
+import type { LbPolicyRegistry } from '../resources/resource-type';
 import { XdsError, formatFieldErrors } from '../errors';
 import { ValidationErrors } from '../validation-errors';
 import { DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
+import type { XdsTransportFactory } from './transport';
+
+/** gRFC A57: how long to wait for a subscribed resource before calling it non-existent. */
+export const DEFAULT_RESOURCE_TIMEOUT_MS = 15_000;
+
+export interface XdsClientOptions {
+  /** A bootstrap object or JSON text; omitted: GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. */
+  bootstrap?: object | string;
+  /** The does-not-exist timer, in (0, 2^31 - 1] ms. Default 15 000 ms. */
+  resourceTimeoutMs?: number;
+  /** Reconnect backoff. Default 1 s, ×1.6, ±20 % jitter, 120 s cap. */
+  backoff?: BackoffOptions;
+  /** grpc-js channel options for the connections to xDS servers. */
+  channelOptions?: ChannelOptions;
+  /** Replaces the grpc-js transport (for tests, or a custom connection). */
+  transportFactory?: XdsTransportFactory;
+  /**
+   * The LB policies the clusters' consumer can run, for Clusters' `load_balancing_policy`
+   * (gRFC A52). Omitted: custom (`TypedStruct`) policies are skipped. `xds-client/grpc` passes
+   * grpc-js's registry.
+   */
+  lbPolicies?: LbPolicyRegistry;
+  /**
+   * Where gRFC A78's metrics go (docs/operations.md). Omitted: the global MeterProvider of
+   * `@opentelemetry/api`, if one is registered when the client is made; else none are recorded.
+   */
+  meterProvider?: MeterProvider;
+}
 
 /** The longest delay Node's timers honour: anything longer fires after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -1,14 +1,17 @@
-import { status, type ChannelOptions } from '@grpc/grpc-js';
-import type { MeterProvider } from '@opentelemetry/api';
+import { status } from '@grpc/grpc-js';
 import { EventEmitter } from 'eventemitter3';
 import { loadBootstrap, type Bootstrap } from '../bootstrap';
-import type { LbPolicyRegistry, ResourceType } from '../resources/resource-type';
+import type { ResourceType } from '../resources/resource-type';
 import { logError, tracer } from '../trace';
 import type { AdsStreamEvents, SentRequest, WireResponse } from './ads-stream';
 import type { ResponseShape } from './response-scan';
-import type { BackoffOptions } from './backoff';
 import { XdsError } from '../errors';
-import { checkClientOptions, resourceNameProblem } from './options';
+import {
+  checkClientOptions,
+  DEFAULT_RESOURCE_TIMEOUT_MS,
+  resourceNameProblem,
+  type XdsClientOptions,
+} from './options';
 import { cachedVersions, dumpAuthorities, type ResourceDump } from './dump';
 import { Authority, serversOf } from './authority';
 import { ChannelPool } from './channel-pool';
@@ -19,39 +22,12 @@ import { parseResourceName } from './resource-name';
 import { ResourceState } from './resource-state';
 import { notReceivedError, ttlExpiredError } from './resource-errors';
 import type { ResourceWatcher, WatchHandle } from './resource-watcher';
-import type { XdsTransportFactory } from './transport';
 import { startMetrics, type ClientMetrics } from './xds-metrics';
 
 const trace = tracer('xds_client');
 
-/** gRFC A57: how long to wait for a subscribed resource before calling it non-existent. */
-export const DEFAULT_RESOURCE_TIMEOUT_MS = 15_000;
-
+export { DEFAULT_RESOURCE_TIMEOUT_MS, type XdsClientOptions } from './options';
 export type { ResourceDump } from './dump';
-
-export interface XdsClientOptions {
-  /** A bootstrap object or JSON text; omitted: GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. */
-  bootstrap?: object | string;
-  /** The does-not-exist timer, in (0, 2^31 - 1] ms. Default 15 000 ms. */
-  resourceTimeoutMs?: number;
-  /** Reconnect backoff. Default 1 s, ×1.6, ±20 % jitter, 120 s cap. */
-  backoff?: BackoffOptions;
-  /** grpc-js channel options for the connections to xDS servers. */
-  channelOptions?: ChannelOptions;
-  /** Replaces the grpc-js transport (for tests, or a custom connection). */
-  transportFactory?: XdsTransportFactory;
-  /**
-   * The LB policies the clusters' consumer can run, for Clusters' `load_balancing_policy`
-   * (gRFC A52). Omitted: custom (`TypedStruct`) policies are skipped. `xds-client/grpc` passes
-   * grpc-js's registry.
-   */
-  lbPolicies?: LbPolicyRegistry;
-  /**
-   * Where gRFC A78's metrics go (docs/operations.md). Omitted: the global MeterProvider of
-   * `@opentelemetry/api`, if one is registered when the client is made; else none are recorded.
-   */
-  meterProvider?: MeterProvider;
-}
 
 /** Every client of the process not yet closed, in creation order (CSDS reports them all). */
 const openClients = new Set<XdsClientCore>();
