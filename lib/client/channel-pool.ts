@@ -49,6 +49,8 @@ export class ChannelPool {
       });
     }
     for (const [server, where] of servers) {
+      // REST and FILESYSTEM make no gRPC channel (their transports check their own settings).
+      if (server.apiType === 'REST' || server.apiType === 'FILESYSTEM') continue;
       const key = serverKey(server);
       if (!this.credentials.has(key)) this.credentials.set(key, channelCredentials(server, where));
     }
@@ -73,7 +75,8 @@ export class ChannelPool {
       this.options.transportFactory?.(server) ??
       new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
     // The wire protocol is the server entry's api_type; everything above it is shared.
-    const Stream = server.apiType === 'AGGREGATED_DELTA_GRPC' ? DeltaAdsStream : SotwAdsStream;
+    const delta = server.apiType === 'AGGREGATED_DELTA_GRPC' || server.apiType === 'DELTA_GRPC';
+    const Stream = delta ? DeltaAdsStream : SotwAdsStream;
     const stream: AdsStream<AppliedResources> = new Stream<AppliedResources>(
       server,
       transport,
