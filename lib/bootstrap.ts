@@ -4,6 +4,7 @@
 // at once under its JSON field path.
 
 import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import {
   parseCertificateProviders,
@@ -23,22 +24,54 @@ export interface ChannelCredsConfig {
 }
 
 export interface XdsServerConfig {
-  /** `host:port` or any grpc-js target (`dns:///host:port`, `unix:/path`). */
+  /**
+   * gRPC transports: `host:port` or any grpc-js target (`dns:///host:port`, `unix:/path`).
+   * REST: an `http://` or `https://` URL. FILESYSTEM: optional, a name for the files in events
+   * and errors (default `filesystem`).
+   */
   readonly serverUri: string;
-  /** The first entry of `channel_creds` whose type is supported. */
+  /**
+   * The first entry of `channel_creds` whose type is supported. Optional for REST (https uses a
+   * `tls` entry's files, else the system roots) and FILESYSTEM: then `insecure`.
+   */
   readonly channelCreds: ChannelCredsConfig;
   readonly serverFeatures: readonly string[];
   /** `ignore_resource_deletion` is in server_features (gRFC A53). */
   readonly ignoreResourceDeletion: boolean;
   /** `fail_on_data_errors` is in server_features (gRFC A88). */
   readonly failOnDataErrors: boolean;
-  /** `api_type`: SotW ADS (the default) or incremental (delta) ADS. */
+  /** `api_type`: the transport (docs/transports.md); default SotW ADS. */
   readonly apiType: XdsApiType;
+  /**
+   * `refresh_delay` in ms (a proto3-JSON duration, default "1s"): REST's poll period, and
+   * FILESYSTEM's poll for changes a file system watch may miss. Unused by gRPC transports.
+   */
+  readonly refreshDelayMs?: number | undefined;
+  /** FILESYSTEM: `paths`, by type URL: the file holding that type's DiscoveryResponse. */
+  readonly paths?: ReadonlyMap<string, string> | undefined;
 }
 
 /** The `api_type`s of a server entry the client speaks (Envoy's ApiConfigSource.ApiType). */
-export const XDS_API_TYPES = ['AGGREGATED_GRPC', 'AGGREGATED_DELTA_GRPC'] as const;
+export const XDS_API_TYPES = [
+  'AGGREGATED_GRPC',
+  'AGGREGATED_DELTA_GRPC',
+  'GRPC',
+  'DELTA_GRPC',
+  'REST',
+  'FILESYSTEM',
+] as const;
 export type XdsApiType = (typeof XDS_API_TYPES)[number];
+
+/** The short names `paths` accepts for the four xDS types, and their type URLs. */
+export const PATH_TYPE_ALIASES: Readonly<Record<string, string>> = Object.freeze({
+  listener: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+  route: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+  cluster: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+  endpoint: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+});
+
+/** `refresh_delay` when the entry has none. */
+export const DEFAULT_REFRESH_DELAY_MS = 1000;
 
 export interface LocalityConfig {
   readonly region: string;
@@ -83,6 +116,8 @@ export function serverKey(server: XdsServerConfig): string {
       server.channelCreds,
       server.serverFeatures,
       server.apiType,
+      server.refreshDelayMs ?? DEFAULT_REFRESH_DELAY_MS,
+      server.paths ? [...server.paths] : null,
     ]);
     serverKeys.set(server, key);
   }
@@ -244,16 +279,32 @@ function parseServers(errs: ValidationErrors, value: unknown): readonly XdsServe
 function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | undefined {
   const obj = asObject(errs, value);
   if (obj === undefined) return undefined;
-  const serverUri = requiredString(errs, obj, 'server_uri');
+  const apiType = errs.field('api_type', () => parseApiType(errs, own(obj, 'api_type')));
+  const grpc = apiType !== 'REST' && apiType !== 'FILESYSTEM';
+  const serverUri =
+    apiType === 'FILESYSTEM'
+      ? (optionalString(errs, obj, 'server_uri') ?? 'filesystem')
+      : requiredString(errs, obj, 'server_uri');
   if (serverUri === '') errs.addAt('server_uri', 'must be non-empty');
-  const channelCreds = errs.field('channel_creds', () =>
-    parseChannelCredsList(errs, own(obj, 'channel_creds')),
-  );
+  else if (apiType === 'REST' && serverUri !== undefined) checkRestUri(errs, serverUri);
+  const channelCreds =
+    !grpc && own(obj, 'channel_creds') === undefined
+      ? INSECURE
+      : errs.field('channel_creds', () => parseChannelCredsList(errs, own(obj, 'channel_creds')));
   const serverFeatures = errs.field('server_features', () =>
     parseServerFeatures(errs, own(obj, 'server_features')),
   );
-  const apiType = errs.field('api_type', () => parseApiType(errs, own(obj, 'api_type')));
+  const refreshDelayMs = errs.field('refresh_delay', () =>
+    parseRefreshDelay(errs, own(obj, 'refresh_delay')),
+  );
+  const paths =
+    apiType === 'FILESYSTEM'
+      ? errs.field('paths', () => parsePaths(errs, own(obj, 'paths')))
+      : undefined;
   if (!serverUri || channelCreds === undefined || apiType === undefined) return undefined;
+  if (refreshDelayMs === undefined || (apiType === 'FILESYSTEM' && paths === undefined)) {
+    return undefined;
+  }
   return Object.freeze({
     serverUri,
     channelCreds,
@@ -261,7 +312,82 @@ function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | 
     ignoreResourceDeletion: serverFeatures.includes('ignore_resource_deletion'),
     failOnDataErrors: serverFeatures.includes('fail_on_data_errors'),
     apiType,
+    // Only where they mean something, so a gRPC entry reads as it always did.
+    ...(!grpc && { refreshDelayMs }),
+    ...(paths && { paths }),
   });
+}
+
+const INSECURE: ChannelCredsConfig = Object.freeze({ type: 'insecure', config: EMPTY_CONFIG });
+
+function checkRestUri(errs: ValidationErrors, uri: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(uri);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+    errs.addAt(
+      'server_uri',
+      `must be an http:// or https:// URL for api_type REST (got ${JSON.stringify(uri)})`,
+    );
+  }
+}
+
+/** A proto3-JSON Duration string ("1s", "0.25s"), as in Envoy's ApiConfigSource.refresh_delay. */
+function parseRefreshDelay(errs: ValidationErrors, value: unknown): number | undefined {
+  if (value === undefined) return DEFAULT_REFRESH_DELAY_MS;
+  const match = typeof value === 'string' ? /^(\d+)(?:\.(\d{1,9}))?s$/.exec(value) : null;
+  if (!match) {
+    errs.add(
+      `must be a duration string such as "1s" or "0.5s" (got ${typeof value === 'string' ? JSON.stringify(value) : typeName(value)})`,
+    );
+    return undefined;
+  }
+  const ms = Number(match[1]) * 1000 + Number(`0.${match[2] ?? '0'}`) * 1000;
+  if (ms < 1) {
+    errs.add(`must be at least 1ms (got ${JSON.stringify(value)})`);
+    return undefined;
+  }
+  return ms;
+}
+
+/** `paths`: type (short name or type URL) → a file path, made absolute. */
+function parsePaths(
+  errs: ValidationErrors,
+  value: unknown,
+): ReadonlyMap<string, string> | undefined {
+  if (value === undefined) {
+    errs.add('field not present (api_type FILESYSTEM reads its resources from these files)');
+    return undefined;
+  }
+  const obj = asObject(errs, value);
+  if (obj === undefined) return undefined;
+  const before = errs.count;
+  const paths = new Map<string, string>();
+  for (const [key, file] of Object.entries(obj)) {
+    const typeUrl = Object.hasOwn(PATH_TYPE_ALIASES, key)
+      ? PATH_TYPE_ALIASES[key]!
+      : key.startsWith('type.googleapis.com/')
+        ? key
+        : undefined;
+    if (typeUrl === undefined) {
+      errs.addAt(
+        key,
+        `not a resource type: use ${Object.keys(PATH_TYPE_ALIASES).join(', ')} or a type URL`,
+      );
+    } else if (typeof file !== 'string' || file === '') {
+      errs.addAt(key, mustBe('a non-empty file path', file));
+    } else if (paths.has(typeUrl)) {
+      errs.addAt(key, `a second file for ${typeUrl}`);
+    } else {
+      paths.set(typeUrl, resolvePath(file));
+    }
+  }
+  if (errs.count > before) return undefined;
+  if (paths.size === 0) errs.add('must name at least one file');
+  return paths.size === 0 ? undefined : new FrozenMap(paths);
 }
 
 function parseApiType(errs: ValidationErrors, value: unknown): XdsApiType | undefined {

@@ -28,6 +28,7 @@ const LAYERS = [
       'codec.ts',
       'trace.ts',
       'version.ts',
+      'proto-json.ts',
       'generated/',
     ],
     mayImport: [],

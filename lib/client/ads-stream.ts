@@ -84,6 +84,11 @@ export interface AdsStreamEvents<Memo> {
   onUnchangedResponse(response: ResponseShape, memo: Memo): boolean;
   /** Delta: the versions of the cached resources of a type, for a stream's first request. */
   cachedVersions(typeUrl: string): ReadonlyMap<string, string>;
+  /**
+   * The transport could not read what it got for a type (AdsCallHandlers.onRejected): report
+   * it as a NACK of the whole type would be reported.
+   */
+  onRejected(typeUrl: string, message: string): void;
   /** The first response of a stream arrived: the server is reachable and talking. */
   onConnected(): void;
   /** A request was handed to the wire on the current stream. */
@@ -219,6 +224,9 @@ export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
       onEnd: (code, details) => {
         if (this.call === call) this.onEnd(code, details);
       },
+      onRejected: (typeUrl, message) => {
+        if (this.call === call) this.rejected(typeUrl, message);
+      },
     });
     this.call = call;
     this.flush();
@@ -296,6 +304,14 @@ export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
 
   protected static errorDetail(message: string | undefined) {
     return message === undefined ? null : { code: status.INVALID_ARGUMENT, message, details: [] };
+  }
+
+  /** Unreadable data for a type counts as a response, NACKed; the NACK goes back as usual. */
+  private rejected(typeUrl: string, message: string): void {
+    if (!this.markResponse()) return;
+    this.events.onRejected(typeUrl, message);
+    const state = this.types.get(typeUrl);
+    if (this.live && state) this.answer(state, state.nonce, message);
   }
 
   private onEnd(code: number, details: string): void {

@@ -1,4 +1,5 @@
-import type { ChannelCredentials } from '@grpc/grpc-js';
+import { status, type ChannelCredentials } from '@grpc/grpc-js';
+import { XdsError } from '../errors';
 import { serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
 import type { AdsStream, AdsStreamEvents } from './ads-stream';
 import { Backoff, type BackoffOptions } from './backoff';
@@ -8,7 +9,8 @@ import { GrpcTransport } from './grpc-transport';
 import { buildNode } from './node';
 import { ServerChannel, type AppliedResources } from './server-channel';
 import { SotwAdsStream } from './sotw-stream';
-import type { XdsTransportFactory } from './transport';
+import type { XdsTransport, XdsTransportFactory } from './transport';
+import { FileTransport } from './file-transport';
 import type { ChannelOptions } from '@grpc/grpc-js';
 
 export interface ChannelPoolOptions {
@@ -49,6 +51,15 @@ export class ChannelPool {
       });
     }
     for (const [server, where] of servers) {
+      if (server.apiType === 'REST') {
+        // Parsed and checked by the bootstrap, but its transport is not written yet.
+        throw new XdsError(
+          status.INVALID_ARGUMENT,
+          `${where}.api_type: REST is not supported yet (see docs/transports.md)`,
+        );
+      }
+      // FILESYSTEM makes no channel: its paths were checked with the bootstrap.
+      if (server.apiType === 'FILESYSTEM') continue;
       const key = serverKey(server);
       if (!this.credentials.has(key)) this.credentials.set(key, channelCredentials(server, where));
     }
@@ -69,11 +80,10 @@ export class ChannelPool {
     const past = this.pastChannels.get(key);
     this.pastChannels.delete(key);
     const backoff = past?.backoff ?? new Backoff(this.options.backoff);
-    const transport =
-      this.options.transportFactory?.(server) ??
-      new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
+    const transport = this.options.transportFactory?.(server) ?? this.newTransport(server, key);
     // The wire protocol is the server entry's api_type; everything above it is shared.
-    const Stream = server.apiType === 'AGGREGATED_DELTA_GRPC' ? DeltaAdsStream : SotwAdsStream;
+    const delta = server.apiType === 'AGGREGATED_DELTA_GRPC' || server.apiType === 'DELTA_GRPC';
+    const Stream = delta ? DeltaAdsStream : SotwAdsStream;
     const stream: AdsStream<AppliedResources> = new Stream<AppliedResources>(
       server,
       transport,
@@ -86,6 +96,12 @@ export class ChannelPool {
     const channel = new ServerChannel(server, key, transport, stream, backoff);
     this.channels.set(key, channel);
     return channel;
+  }
+
+  /** The transport of the server entry's api_type (docs/transports.md). */
+  private newTransport(server: XdsServerConfig, key: string): XdsTransport {
+    if (server.apiType === 'FILESYSTEM') return new FileTransport(server);
+    return new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
   }
 
   /** Closes a channel no authority uses any more, keeping its backoff for a successor. */

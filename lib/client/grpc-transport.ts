@@ -2,11 +2,12 @@ import * as grpc from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
 import { logError } from '../trace';
 import { channelCredentials } from './credentials';
+import { PerTypeCall } from './per-type-call';
 import type { AdsCall, AdsCallHandlers, XdsTransport } from './transport';
 
 const ADS_SERVICE = '/envoy.service.discovery.v3.AggregatedDiscoveryService';
-/** The method of each api_type: SotW or incremental ADS. */
-const ADS_METHODS: Record<XdsServerConfig['apiType'], string> = {
+/** The ADS method of each aggregated api_type: SotW or incremental ADS. */
+const ADS_METHODS: Partial<Record<XdsServerConfig['apiType'], string>> = {
   AGGREGATED_GRPC: `${ADS_SERVICE}/StreamAggregatedResources`,
   AGGREGATED_DELTA_GRPC: `${ADS_SERVICE}/DeltaAggregatedResources`,
 };
@@ -51,13 +52,18 @@ function tooLargeDetails(s: grpc.StatusObject): string | undefined {
   );
 }
 
-/** The default transport: one grpc-js channel per xDS server. */
+/**
+ * The gRPC transports: one grpc-js channel per xDS server, carrying one ADS stream
+ * (AGGREGATED_GRPC, AGGREGATED_DELTA_GRPC) or one stream per resource type (GRPC, DELTA_GRPC:
+ * per-type-call.ts).
+ */
 export class GrpcTransport implements XdsTransport {
   private readonly client: grpc.Client;
-  private readonly method: string;
+  /** The ADS method; undefined for the per-type api_types. */
+  private readonly method: string | undefined;
 
   constructor(
-    server: XdsServerConfig,
+    private readonly server: XdsServerConfig,
     channelOptions: grpc.ChannelOptions = {},
     /** Built from the server's channel_creds when omitted. */
     credentials: grpc.ChannelCredentials = channelCredentials(server),
@@ -71,7 +77,19 @@ export class GrpcTransport implements XdsTransport {
   }
 
   startAdsCall(handlers: AdsCallHandlers): AdsCall {
-    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(this.method, identity, identity);
+    if (this.method !== undefined) return this.startStream(this.method, handlers);
+    const delta = this.server.apiType === 'DELTA_GRPC';
+    return new PerTypeCall(
+      handlers,
+      (method, streamHandlers) => this.startStream(method, streamHandlers),
+      delta,
+      this.server.serverUri,
+    );
+  }
+
+  /** One bidi stream of serialized frames on `method`. */
+  private startStream(method: string, handlers: AdsCallHandlers): AdsCall {
+    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(method, identity, identity);
     let ended = false;
     const end = (code: number, details: string) => {
       if (ended) return;

@@ -318,3 +318,32 @@ function safeDecode(
 function formatErrors(result: DecodeResult<unknown>): string {
   return 'errors' in result ? formatFieldErrors(result.errors) : '';
 }
+
+/**
+ * A type's data could not be read at all (a file that does not parse): every subscribed
+ * resource of the type gets the error, as an invalid resource would (A46, A88): cached ones
+ * are kept (an ambient error) unless the server has fail_on_data_errors, the others get a
+ * resource error.
+ */
+export function rejectType(message: string, ctx: ResponseContext): readonly Notification[] {
+  const { type, server, nodeId } = ctx;
+  const now = new Date();
+  const notifications: Notification[] = [];
+  for (const state of ctx.entries()) {
+    const error = new XdsError(
+      status.INVALID_ARGUMENT,
+      `${type.typeName} "${state.name}": ${message}`,
+      {
+        typeUrl: type.typeUrl,
+        resourceName: state.name,
+        nodeId,
+      },
+    );
+    const drop = state.resource === undefined || server.failOnDataErrors;
+    state.markNacked(error, state.version ?? '', now, drop);
+    notifications.push(
+      drop ? () => state.notifyResourceError(error) : () => state.notifyAmbientError(error),
+    );
+  }
+  return notifications;
+}

@@ -17,7 +17,7 @@ import { Authority, serversOf } from './authority';
 import { ChannelPool } from './channel-pool';
 import type { AppliedResources, ServerChannel } from './server-channel';
 import type { XdsClientEvents } from './events';
-import { processResponse } from './response-processor';
+import { processResponse, rejectType } from './response-processor';
 import { parseResourceName } from './resource-name';
 import { ResourceState } from './resource-state';
 import { notReceivedError, ttlExpiredError } from './resource-errors';
@@ -241,6 +241,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       onResponse: (response) => this.onResponse(channel(), response),
       onUnchangedResponse: (shape, applied) => this.onUnchangedResponse(channel(), shape, applied),
       cachedVersions: (typeUrl) => cachedVersions(channel(), typeUrl),
+      onRejected: (typeUrl, message) => this.onRejected(channel(), typeUrl, message),
       onConnected: () => this.onConnected(channel()),
       onRequestWritten: (request) => this.onRequestWritten(channel(), request),
       onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel(), error, hadResponse),
@@ -293,6 +294,35 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       notify();
     }
     return verdict;
+  }
+
+  /** What a transport could not read for a type: reported as a NACK of the whole type. */
+  private onRejected(channel: ServerChannel, typeUrl: string, message: string): void {
+    const server = channel.config.serverUri;
+    if (trace.enabled) trace.log(`${server}: NACK ${typeUrl}: ${message}`);
+    this.notify('nack', () => ({
+      server,
+      typeUrl,
+      versionInfo: channel.systemVersions.get(typeUrl) ?? '',
+      nonce: '',
+      validResources: 0,
+      invalidResources: 1,
+      error: message,
+    }));
+    const type = this.types.get(typeUrl);
+    if (!type) return;
+    const notifications = rejectType(message, {
+      server: channel.config,
+      nodeId: this.bootstrap.node.id,
+      type,
+      lookup: (name) => channel.lookup(type.typeUrl, name),
+      entries: () => channel.resourcesOf(type.typeUrl),
+      onTtlExpired: this.onTtlExpired,
+    });
+    for (const notify of notifications) {
+      if (this.closed) break;
+      notify();
+    }
   }
 
   /**

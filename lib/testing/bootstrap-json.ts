@@ -58,8 +58,11 @@ export interface BootstrapOptions {
   nodeCluster?: string;
   /** `server_features` of this server's entry, e.g. ['ignore_resource_deletion']. */
   serverFeatures?: readonly string[];
-  /** `api_type` of this server's entry: 'AGGREGATED_DELTA_GRPC' for incremental ADS. */
-  apiType?: 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC';
+  /**
+   * `api_type` of this server's entry: 'AGGREGATED_DELTA_GRPC' for incremental ADS, 'GRPC' and
+   * 'DELTA_GRPC' for the per-type services (docs/transports.md).
+   */
+  apiType?: 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC' | 'GRPC' | 'DELTA_GRPC';
   /** Names (each with the defaults) or names with options. */
   authorities?: readonly string[] | Readonly<Record<string, AuthorityOptions>>;
   clientDefaultListenerResourceNameTemplate?: string;

@@ -1,5 +1,6 @@
 // A real gRPC ADS management server for tests (ours and users'): state-of-the-world
-// (sotw-service.ts) and incremental ADS (delta-service.ts) from one resource store, with request
+// (sotw-service.ts) and incremental ADS (delta-service.ts) from one resource store, also on
+// the per-type services (per-type-services.ts), with request
 // logs to assert on and hooks for the faults a test needs (held responses, ended streams,
 // crafted responses), as grpc-go's e2e server offers around go-control-plane. On the same
 // port, a LoadReportingService that records load reports.
@@ -32,6 +33,7 @@ import {
   type WaitOptions,
 } from './recorder';
 import { ADS_METHOD, SotwService, type RawResponse } from './sotw-service';
+import { PER_TYPE_SERVICES, perTypeDefinition } from './per-type-services';
 import { ResourceStore, type ResourceInput } from './resource-store';
 import { resolveTypeUrl, type ResourceTypeName } from './resource-types';
 import type { StreamHost } from './stream-session';
@@ -130,6 +132,13 @@ export class ManagementServer {
       StreamAggregatedResources: (call: AdsCall) => server.sotw.onStream(call),
       DeltaAggregatedResources: (call: DeltaCall) => server.delta.onStream(call),
     });
+    // The per-type services: one stream per type, served from the same store.
+    for (const entry of PER_TYPE_SERVICES) {
+      grpcServer.addService(perTypeDefinition(entry), {
+        [entry.sotwMethod]: (call: AdsCall) => server.sotw.onStream(call, entry.typeUrl),
+        [entry.deltaMethod]: (call: DeltaCall) => server.delta.onStream(call, entry.typeUrl),
+      });
+    }
     grpcServer.addService(LRS_SERVICE, {
       StreamLoadStats: (call: Parameters<LrsService['onStream']>[0]) => server.lrs.onStream(call),
     });

@@ -11,7 +11,12 @@ type Session<Req, Res> = StreamSession<Req, Res> & {
   readonly subscriptions: ReadonlyMap<string, { due: boolean }>;
 };
 
-export abstract class StreamService<Req, Res, S extends Session<Req, Res>, Recorded> {
+export abstract class StreamService<
+  Req extends { readonly typeUrl: string },
+  Res,
+  S extends Session<Req, Res>,
+  Recorded,
+> {
   /** Every request received, in order. */
   readonly requests: Recorded[] = [];
   protected readonly sessions = new Map<number, S>();
@@ -31,9 +36,11 @@ export abstract class StreamService<Req, Res, S extends Session<Req, Res>, Recor
     return open;
   }
 
-  onStream(call: ServerDuplexStream<Req, Res>): void {
+  /** `onlyType`: a per-type service's stream, which carries that type only. */
+  onStream(call: ServerDuplexStream<Req, Res>, onlyType?: string): void {
     const { id, fault } = this.host.streamOpened();
     const session = this.newSession(id, call, fault);
+    session.onlyType = onlyType;
     if (this.host.isClosing()) {
       session.end(status.UNAVAILABLE, 'management server closed');
       return;
@@ -68,7 +75,13 @@ export abstract class StreamService<Req, Res, S extends Session<Req, Res>, Recor
   private onRequest(session: S, request: Req): void {
     this.requests.push(this.record(session.id, request));
     const first = session.requestCount++ === 0;
-    if (first && session.fault) {
+    if (session.onlyType !== undefined && request.typeUrl !== session.onlyType) {
+      // A per-type stream is for its type only, as go-control-plane's server insists.
+      session.end(
+        status.INVALID_ARGUMENT,
+        `type URL ${request.typeUrl} on the stream of ${session.onlyType}`,
+      );
+    } else if (first && session.fault) {
       session.end(session.fault.code, session.fault.details);
     } else if (session.isOpen && !this.host.isClosing()) {
       this.apply(session, request);

@@ -6,6 +6,8 @@ import type { ResourceStore } from './resource-store';
 
 export class StreamSession<Req, Res> {
   requestCount = 0;
+  /** Set on a per-type service's stream: the one type it may carry. */
+  onlyType: string | undefined;
   private open = true;
 
   constructor(

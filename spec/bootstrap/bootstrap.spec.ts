@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -428,12 +429,100 @@ describe('loadBootstrap xds_servers', () => {
   it('rejects an api_type it does not speak, naming the field and the choices', () => {
     assertInvalid(
       withServer({ api_type: 'DELTA' }),
-      'xds_servers[0].api_type: must be one of AGGREGATED_GRPC, AGGREGATED_DELTA_GRPC (got "DELTA")',
+      'xds_servers[0].api_type: must be one of AGGREGATED_GRPC, AGGREGATED_DELTA_GRPC, GRPC, DELTA_GRPC, REST, FILESYSTEM (got "DELTA")',
     );
     assertInvalid(
       withServer({ api_type: 2 }),
-      'xds_servers[0].api_type: must be one of AGGREGATED_GRPC, AGGREGATED_DELTA_GRPC (got number)',
+      'xds_servers[0].api_type: must be one of AGGREGATED_GRPC, AGGREGATED_DELTA_GRPC, GRPC, DELTA_GRPC, REST, FILESYSTEM (got number)',
     );
+  });
+
+  it('reads the per-type api_types, which need what ADS needs', () => {
+    const grpc = loadBootstrap(withServer({ api_type: 'GRPC' })).xdsServers[0]!;
+    const delta = loadBootstrap(withServer({ api_type: 'DELTA_GRPC' })).xdsServers[0]!;
+    assert.equal(grpc.apiType, 'GRPC');
+    assert.equal(delta.apiType, 'DELTA_GRPC');
+    assert.equal(grpc.refreshDelayMs, undefined);
+    assertInvalid(
+      { xds_servers: [{ server_uri: 'xds.example.com:443', api_type: 'GRPC' }] },
+      'xds_servers[0].channel_creds: field not present',
+    );
+  });
+
+  it('reads REST: an http(s) server_uri, refresh_delay (default 1s), channel_creds optional', () => {
+    const rest = (fields: Record<string, unknown>) => ({
+      xds_servers: [{ api_type: 'REST', server_uri: 'http://127.0.0.1:8080', ...fields }],
+    });
+    const server = loadBootstrap(rest({})).xdsServers[0]!;
+    assert.equal(server.apiType, 'REST');
+    assert.equal(server.refreshDelayMs, 1000);
+    assert.equal(server.channelCreds.type, 'insecure');
+    assert.equal(
+      loadBootstrap(rest({ refresh_delay: '0.25s' })).xdsServers[0]!.refreshDelayMs,
+      250,
+    );
+    assert.equal(loadBootstrap(rest({ refresh_delay: '2s' })).xdsServers[0]!.refreshDelayMs, 2000);
+    assertInvalid(
+      rest({ server_uri: '127.0.0.1:8080' }),
+      'xds_servers[0].server_uri: must be an http:// or https:// URL for api_type REST (got "127.0.0.1:8080")',
+    );
+    assertInvalid(
+      rest({ server_uri: 'ftp://h/x' }),
+      'xds_servers[0].server_uri: must be an http:// or https:// URL for api_type REST (got "ftp://h/x")',
+    );
+    assertInvalid(
+      rest({ refresh_delay: 1 }),
+      'xds_servers[0].refresh_delay: must be a duration string such as "1s" or "0.5s" (got number)',
+    );
+    assertInvalid(
+      rest({ refresh_delay: '1m' }),
+      'xds_servers[0].refresh_delay: must be a duration string such as "1s" or "0.5s" (got "1m")',
+    );
+    assertInvalid(
+      rest({ refresh_delay: '0s' }),
+      'xds_servers[0].refresh_delay: must be at least 1ms (got "0s")',
+    );
+    // Polling at another pace is another server entry.
+    assert.notEqual(
+      serverKey(loadBootstrap(rest({})).xdsServers[0]!),
+      serverKey(loadBootstrap(rest({ refresh_delay: '2s' })).xdsServers[0]!),
+    );
+  });
+
+  it('reads FILESYSTEM: paths by type name or type URL, made absolute; no server_uri needed', () => {
+    const fs = (paths: unknown) => ({ xds_servers: [{ api_type: 'FILESYSTEM', paths }] });
+    const server = loadBootstrap(
+      fs({
+        listener: 'l.yaml',
+        'type.googleapis.com/envoy.config.cluster.v3.Cluster': '/x/c.json',
+      }),
+    ).xdsServers[0]!;
+    assert.equal(server.apiType, 'FILESYSTEM');
+    assert.equal(server.serverUri, 'filesystem');
+    assert.deepEqual(
+      [...server.paths!],
+      [
+        ['type.googleapis.com/envoy.config.listener.v3.Listener', resolve('l.yaml')],
+        ['type.googleapis.com/envoy.config.cluster.v3.Cluster', '/x/c.json'],
+      ],
+    );
+    assertInvalid(
+      { xds_servers: [{ api_type: 'FILESYSTEM' }] },
+      'xds_servers[0].paths: field not present (api_type FILESYSTEM reads its resources from these files)',
+    );
+    assertInvalid(
+      fs({ cluster: 3 }),
+      'xds_servers[0].paths.cluster: must be a non-empty file path (got number)',
+    );
+    assertInvalid(
+      fs({ cluster: '' }),
+      'xds_servers[0].paths.cluster: must be a non-empty file path (got string)',
+    );
+    assertInvalid(
+      fs({ clusters: 'c.yaml' }),
+      'xds_servers[0].paths.clusters: not a resource type: use listener, route, cluster, endpoint or a type URL',
+    );
+    assertInvalid(fs({}), 'xds_servers[0].paths: must name at least one file');
   });
 
   it('gives equal servers equal keys', () => {

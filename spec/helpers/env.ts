@@ -7,9 +7,17 @@ export const EDS = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssi
 export const LDS = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 export const RDS = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
 
-/** The two ADS transports a bootstrap server entry can choose. */
-export type ApiType = 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC';
+/** The gRPC transports a bootstrap server entry can choose. */
+export type ApiType = 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC' | 'GRPC' | 'DELTA_GRPC';
+/** The two ADS transports. */
 export const API_TYPES: readonly ApiType[] = ['AGGREGATED_GRPC', 'AGGREGATED_DELTA_GRPC'];
+/** The per-type transports (one stream per resource type), SotW and incremental. */
+export const PER_TYPE_API_TYPES: readonly ApiType[] = ['GRPC', 'DELTA_GRPC'];
+
+/** Whether an api_type speaks state of the world (else incremental). */
+export function isSotw(apiType: ApiType): boolean {
+  return apiType === 'AGGREGATED_GRPC' || apiType === 'GRPC';
+}
 
 export interface Env {
   server: ManagementServer;

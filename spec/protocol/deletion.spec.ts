@@ -11,18 +11,25 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, type ClusterUpdate, type EndpointUpdate } from '../../lib';
 import { edsCluster, endpoints } from '../../lib/testing';
-import { API_TYPES, settled, startEnv as startSotwEnv, type Env } from '../helpers/env';
+import {
+  API_TYPES,
+  PER_TYPE_API_TYPES,
+  isSotw,
+  settled,
+  startEnv as startSotwEnv,
+  type Env,
+} from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
-for (const apiType of API_TYPES)
+// The per-type transports run the same scenarios: one bootstrap line apart.
+for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
   describe(`deletion (${apiType})`, () => {
     let env: Env;
     afterEach(() => env?.close());
     const startEnv = (options: Parameters<typeof startSotwEnv>[0] = {}) =>
       startSotwEnv({ ...options, apiType });
     // Not defined at all on delta, rather than reported as skipped.
-    const sotwOnly =
-      apiType === 'AGGREGATED_GRPC' ? it : ((() => undefined) as unknown as typeof it);
+    const sotwOnly = isSotw(apiType) ? it : ((() => undefined) as unknown as typeof it);
 
     it('a-cluster-missing-from-a-response-is-deleted', async () => {
       env = await startEnv();
