@@ -29,6 +29,7 @@ const LAYERS = [
       'trace.ts',
       'version.ts',
       'proto-json.ts',
+      'proto-json-writer.ts',
       'generated/',
     ],
     mayImport: [],

@@ -126,12 +126,22 @@ export function resolveBootstrap(args: ParsedArgs, env = process.env): ResolvedB
   }
 }
 
-/** --delta with a bootstrap file: every server entry speaks incremental ADS. */
+/** The incremental variant of each gRPC api_type; REST and FILESYSTEM have none. */
+const DELTA_OF: Readonly<Record<string, string>> = {
+  AGGREGATED_GRPC: DELTA_API_TYPE,
+  GRPC: 'DELTA_GRPC',
+};
+
+/** --delta with a bootstrap file: every gRPC server entry speaks the incremental protocol. */
 function withDelta(json: Record<string, unknown>): Record<string, unknown> {
   const servers = json['xds_servers'];
   if (!Array.isArray(servers)) return json; // the bootstrap's own check says what is wrong
-  const delta = (entry: unknown) =>
-    typeof entry === 'object' && entry !== null ? { ...entry, api_type: DELTA_API_TYPE } : entry;
+  const delta = (entry: unknown) => {
+    if (typeof entry !== 'object' || entry === null) return entry;
+    const apiType = (entry as { api_type?: unknown }).api_type ?? 'AGGREGATED_GRPC';
+    const incremental = typeof apiType === 'string' ? DELTA_OF[apiType] : undefined;
+    return incremental === undefined ? entry : { ...entry, api_type: incremental };
+  };
   return { ...json, xds_servers: servers.map(delta) };
 }
 

@@ -69,6 +69,9 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   io.out(`${p.bold('serving')} ${file} (${describeSnapshot(snapshot)}) on ${p.cyan(address)}`);
   io.out(`  watch it:   xds-client watch --server ${address} --node-id test ${example}`);
   io.out(`  any client: GRPC_XDS_BOOTSTRAP_CONFIG='${bootstrap}'`);
+  io.out(
+    `  REST-JSON:  ${server.restUrl}/v3/discovery:clusters (and :listeners, :routes, :endpoints)`,
+  );
   io.out(p.dim(`  reloading when ${file} changes; Ctrl-C to stop`));
 
   const reload = () => {

@@ -1,11 +1,11 @@
-import { status, type ChannelCredentials } from '@grpc/grpc-js';
-import { XdsError } from '../errors';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import { serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
 import type { AdsStream, AdsStreamEvents } from './ads-stream';
 import { Backoff, type BackoffOptions } from './backoff';
 import { channelCredentials } from './credentials';
 import { DeltaAdsStream } from './delta-stream';
 import { GrpcTransport } from './grpc-transport';
+import { RestTransport } from './rest-transport';
 import { buildNode } from './node';
 import { ServerChannel, type AppliedResources } from './server-channel';
 import { SotwAdsStream } from './sotw-stream';
@@ -51,15 +51,8 @@ export class ChannelPool {
       });
     }
     for (const [server, where] of servers) {
-      if (server.apiType === 'REST') {
-        // Parsed and checked by the bootstrap, but its transport is not written yet.
-        throw new XdsError(
-          status.INVALID_ARGUMENT,
-          `${where}.api_type: REST is not supported yet (see docs/transports.md)`,
-        );
-      }
-      // FILESYSTEM makes no channel: its paths were checked with the bootstrap.
-      if (server.apiType === 'FILESYSTEM') continue;
+      // FILESYSTEM and REST make no gRPC channel: their fields were checked with the bootstrap.
+      if (server.apiType === 'FILESYSTEM' || server.apiType === 'REST') continue;
       const key = serverKey(server);
       if (!this.credentials.has(key)) this.credentials.set(key, channelCredentials(server, where));
     }
@@ -101,6 +94,7 @@ export class ChannelPool {
   /** The transport of the server entry's api_type (docs/transports.md). */
   private newTransport(server: XdsServerConfig, key: string): XdsTransport {
     if (server.apiType === 'FILESYSTEM') return new FileTransport(server);
+    if (server.apiType === 'REST') return new RestTransport(server);
     return new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
   }
 

@@ -10,6 +10,7 @@ export type BootstrapServerJson = {
   server_features?: string[];
   /** 'AGGREGATED_GRPC' (SotW, the default) or 'AGGREGATED_DELTA_GRPC' (incremental). */
   api_type?: string;
+  refresh_delay?: string;
 };
 
 export type BootstrapAuthorityJson = {
@@ -60,9 +61,12 @@ export interface BootstrapOptions {
   serverFeatures?: readonly string[];
   /**
    * `api_type` of this server's entry: 'AGGREGATED_DELTA_GRPC' for incremental ADS, 'GRPC' and
-   * 'DELTA_GRPC' for the per-type services (docs/transports.md).
+   * 'DELTA_GRPC' for the per-type services, 'REST' for REST-JSON polling of the server's
+   * `restUrl` (docs/transports.md).
    */
-  apiType?: 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC' | 'GRPC' | 'DELTA_GRPC';
+  apiType?: 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC' | 'GRPC' | 'DELTA_GRPC' | 'REST';
+  /** With `apiType: 'REST'`: `refresh_delay`, the poll period (default "1s"). */
+  refreshDelay?: string;
   /** Names (each with the defaults) or names with options. */
   authorities?: readonly string[] | Readonly<Record<string, AuthorityOptions>>;
   clientDefaultListenerResourceNameTemplate?: string;
@@ -87,6 +91,7 @@ export function buildBootstrap(serverUri: string, options: BootstrapOptions = {}
   };
   if (options.serverFeatures) server.server_features = [...options.serverFeatures];
   if (options.apiType !== undefined) server.api_type = options.apiType;
+  if (options.refreshDelay !== undefined) server.refresh_delay = options.refreshDelay;
   const bootstrap: BootstrapJson = {
     xds_servers: [server],
     node: { id: options.nodeId ?? DEFAULT_NODE_ID },

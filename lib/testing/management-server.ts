@@ -34,6 +34,7 @@ import {
 } from './recorder';
 import { ADS_METHOD, SotwService, type RawResponse } from './sotw-service';
 import { PER_TYPE_SERVICES, perTypeDefinition } from './per-type-services';
+import { RestService } from './rest-service';
 import { ResourceStore, type ResourceInput } from './resource-store';
 import { resolveTypeUrl, type ResourceTypeName } from './resource-types';
 import type { StreamHost } from './stream-session';
@@ -104,6 +105,10 @@ export class ManagementServer {
   private nonces = 0;
   private closing: Promise<void> | undefined;
 
+  private rest: RestService | undefined;
+  /** The REST-JSON endpoints' base URL (`http://127.0.0.1:PORT`), for `api_type: REST`. */
+  restUrl = '';
+
   private constructor(
     private readonly grpcServer: Server,
     /** '127.0.0.1:PORT' */
@@ -142,6 +147,10 @@ export class ManagementServer {
     grpcServer.addService(LRS_SERVICE, {
       StreamLoadStats: (call: Parameters<LrsService['onStream']>[0]) => server.lrs.onStream(call),
     });
+    // REST-JSON polling, from the same store, on a port of its own (HTTP/1.1).
+    const rest = await RestService.start(server.host, server.sotw.requests);
+    server.rest = rest.service;
+    server.restUrl = rest.url;
     return server;
   }
 
@@ -193,7 +202,8 @@ export class ManagementServer {
 
   /** A bootstrap object (snake_case, as in a file) pointing at this server, insecure creds. */
   bootstrap(options: BootstrapOptions = {}): BootstrapJson {
-    return buildBootstrap(this.address, options);
+    // REST polls the HTTP endpoints, on their own port.
+    return buildBootstrap(options.apiType === 'REST' ? this.restUrl : this.address, options);
   }
 
   // ---- what happened ----
@@ -395,6 +405,7 @@ export class ManagementServer {
 
   private async shutdown(): Promise<void> {
     this.endStreams(status.UNAVAILABLE, 'management server closed');
+    await this.rest?.close();
     this.lrs.close();
     this.waiters.rejectAll(new Error('management server closed'));
     await new Promise<void>((resolve) => {

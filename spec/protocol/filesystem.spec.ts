@@ -180,15 +180,3 @@ describe('FILESYSTEM transport', () => {
     );
   });
 });
-
-describe('REST (not supported yet)', () => {
-  it('a-rest-entry-fails-construction-naming-the-field', () => {
-    assert.throws(
-      () =>
-        new XdsClient({
-          bootstrap: { xds_servers: [{ api_type: 'REST', server_uri: 'http://127.0.0.1:9' }] },
-        }),
-      /xds_servers\[0\]\.api_type: REST is not supported yet/,
-    );
-  });
-});
