@@ -55,7 +55,7 @@ Without --once it runs until Ctrl-C. Examples:
   xds-client watch --server 127.0.0.1:18000 --node-id test --cluster-tree A
   xds-client watch --bootstrap bootstrap.json --listener example.com --once --json`;
 
-export const SERVE_HELP = `Usage: xds-client serve --snapshot FILE [--port N] [--quiet]
+export const SERVE_HELP = `Usage: xds-client serve --snapshot FILE [--port N] [--files DIR] [--quiet]
 
 Runs the test management server (xds-client/testing) on 127.0.0.1 with the resources in
 FILE, and serves the new version whenever FILE changes. Stop it with Ctrl-C.
@@ -63,6 +63,8 @@ FILE, and serves the new version whenever FILE changes. Stop it with Ctrl-C.
   --snapshot FILE   YAML or JSON: { listeners: [...], routes: [...], clusters: [...],
                     endpoints: [...] }, each resource in proto3 JSON (examples/)
   --port N          the port on 127.0.0.1 (default 0: any free port)
+  --files DIR       also write the snapshot as FILESYSTEM files (one DiscoveryResponse per
+                    type) and a bootstrap that reads them, rewritten on every reload
   --quiet           do not print the requests clients send
 
 Example:

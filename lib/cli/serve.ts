@@ -2,7 +2,9 @@
 // the file changes, so any xDS client (this one, grpc-js, grpc-go, Envoy) can be pointed at it.
 import { unwatchFile, watchFile } from 'node:fs';
 import type { RecordedRequest } from '../testing/recorder';
+import { resolve } from 'node:path';
 import { ManagementServer } from '../testing/management-server';
+import { writeFilesBootstrap, writeSnapshotFiles } from './snapshot-files';
 import { noPositionals, parseArgs } from './args';
 import { colorSupported, palette, type Palette } from './colors';
 import { CliError, EXIT, UsageError, messageOf, oneLine } from './errors';
@@ -24,6 +26,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const args = parseArgs('serve', argv, {
     snapshot: { kind: 'string', value: 'FILE' },
     port: { kind: 'string', value: 'N' },
+    files: { kind: 'string', value: 'DIR' },
     quiet: { kind: 'boolean' },
     'no-color': { kind: 'boolean' },
     help: { kind: 'boolean', short: 'h' },
@@ -50,14 +53,18 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
     );
   }
   const versions = new Map<string, number>();
+  const filesDir = args.string('files');
   const push = (next: Snapshot, previous?: Snapshot) => {
     const changed = applySnapshot(server, next, previous);
-    return changed.map((key) => {
-      const version = (versions.get(key) ?? 0) + 1;
-      versions.set(key, version);
-      return `${key} (version ${version})`;
-    });
+    for (const key of changed) versions.set(key, (versions.get(key) ?? 0) + 1);
+    if (filesDir !== undefined) writeSnapshotFiles(filesDir, next, versions, changed);
+    return changed.map((key) => `${key} (version ${versions.get(key)})`);
   };
+  if (filesDir !== undefined) {
+    // Every kind's file exists from the start (empty ones too), then only changes are written.
+    writeFilesBootstrap(filesDir, 'test');
+    writeSnapshotFiles(filesDir, snapshot, versions);
+  }
   push(snapshot);
 
   const address = server.address;
@@ -72,6 +79,10 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   io.out(
     `  REST-JSON:  ${server.restUrl}/v3/discovery:clusters (and :listeners, :routes, :endpoints)`,
   );
+  if (filesDir !== undefined) {
+    const bootstrapFile = resolve(filesDir, 'bootstrap.json');
+    io.out(`  as files:   ${resolve(filesDir)} (FILESYSTEM bootstrap: ${bootstrapFile})`);
+  }
   io.out(p.dim(`  reloading when ${file} changes; Ctrl-C to stop`));
 
   const reload = () => {
