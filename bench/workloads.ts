@@ -584,7 +584,7 @@ function scaleSuite(): Suite {
         })),
       ].filter((point) => wanted(point.id));
       const warmups = new Map<string, Fixture[][]>();
-      const curve = new Map<string, string[]>();
+      const curve = new Map<string, { count: number; ms: number; heap: number }[]>();
       for (const point of points) {
         const fixtures = point.make();
         const bytes = totalBytes(fixtures);
@@ -629,22 +629,34 @@ function scaleSuite(): Suite {
         }
         for (const impl of RECEIVERS) {
           const ms = ctx.results.median(`${title} · client processing`, impl);
-          const heap = ctx.results.median(`${title} · heap per ${point.unit}`, impl);
+          const heap = ctx.results.median(`${title} · heap after GC`, impl);
           if (ms === undefined || heap === undefined) continue;
           const key = `${point.resource} ${impl}`;
-          const line = curve.get(key) ?? [];
-          line.push(
-            `${thousands(point.count)} ${((ms * 1000) / point.count).toFixed(2)} µs ` +
-              `${heap.toFixed(0)} B`,
-          );
-          curve.set(key, line);
+          curve.set(key, [...(curve.get(key) ?? []), { count: point.count, ms, heap }]);
         }
         ctx.notes.push(
           `${point.id}: ${n(point.count)} resources, ${n(bytes)} bytes, sha256 ${fingerprint(fixtures)}`,
         );
       }
+      // Linear means a constant cost per resource: per point, and the slope from the smallest
+      // to the largest point (which leaves out what every size pays once).
       for (const [key, line] of curve) {
-        ctx.notes.push(`per resource (client processing, heap), ${key}: ${line.join(' · ')}`);
+        const each = line.map(
+          (p) =>
+            `${thousands(p.count)} ${((p.ms * 1000) / p.count).toFixed(1)} µs ` +
+            `${((p.heap * 1024 * 1024) / p.count).toFixed(0)} B`,
+        );
+        const [first, last] = [line[0]!, line.at(-1)!];
+        const span = last.count - first.count;
+        const slope =
+          span > 0
+            ? `; slope ${thousands(first.count)} → ${thousands(last.count)}: ` +
+              `${(((last.ms - first.ms) * 1000) / span).toFixed(1)} µs, ` +
+              `${(((last.heap - first.heap) * 1024 * 1024) / span).toFixed(0)} B`
+            : '';
+        ctx.notes.push(
+          `per resource (client processing, heap), ${key}: ${each.join(' · ')}${slope}`,
+        );
       }
     },
   };
