@@ -20,7 +20,7 @@ import { ClientProcess, type BenchServer, type Delivery } from './harness';
 import type { Impl, ResourceKind } from './protocol';
 import { deltaSuite } from './delta';
 import { rpcConfig, rpcSuite, type RpcConfig } from './rpc';
-import type { Results } from './stats';
+import { median, type Results } from './stats';
 
 export interface Config {
   /** Client processes per receiver for each workload (each gives one cold sample). */
@@ -328,7 +328,11 @@ function cdsSuite(size: 'small' | 'large', label: string): Suite {
         ...RECEIVERS.map((impl) => [impl, 'decode'] as const),
         ...(size === 'large' && wanted(resend) ? [['floor', 'transport'] as const] : []),
       ];
+      // Per repetition, ours and the bare transport's re-sends (→ ACK), for a paired ratio.
+      const pairs: { ours: number[]; bare: number[] }[] = [];
       for (let rep = 0; timed && rep < ctx.config.sessions; rep++) {
+        const pair = { ours: [] as number[], bare: [] as number[] };
+        pairs.push(pair);
         for (const [impl, floor] of receivers) {
           const bare = floor === 'transport';
           const who = bare ? 'bare transport' : impl;
@@ -351,6 +355,8 @@ function cdsSuite(size: 'small' | 'large', label: string): Suite {
                 if (impl !== 'floor' || bare) {
                   ctx.results.add(resend, t.resendTransport, impl, 'ms', r.ackMs);
                 }
+                if (bare) pair.bare.push(r.ackMs);
+                else if (impl === 'ours') pair.ours.push(r.ackMs);
                 if (bare) continue;
                 ctx.results.add(resend, t.resendAck, impl, 'ms', r.ackMs);
                 ctx.results.add(resend, t.resendProcessing, impl, 'ms', r.ackProcessingMs);
@@ -369,6 +375,16 @@ function cdsSuite(size: 'small' | 'large', label: string): Suite {
             }
           });
         }
+      }
+      const paired = pairs
+        .filter((p) => p.ours.length > 0 && p.bare.length > 0)
+        .map((p) => median(p.ours) / median(p.bare));
+      if (paired.length > 0) {
+        ctx.notes.push(
+          `${resend}: ours ÷ bare transport (→ ACK), paired by repetition: median ` +
+            `${median(paired).toFixed(2)}× (${Math.min(...paired).toFixed(2)}× – ` +
+            `${Math.max(...paired).toFixed(2)}×, ${paired.length} repetitions)`,
+        );
       }
       // The same delivery with nothing compiled yet: what a service pays when it starts.
       if (size === 'large' && wanted(startup)) {
@@ -390,10 +406,12 @@ function cdsSuite(size: 'small' | 'large', label: string): Suite {
 
 function edsSuite(): Suite {
   const id = 'eds-cold';
+  const startup = 'eds-startup';
   const second = 'eds-second';
   return {
     workloads: [
       { id, description: 'cold EDS: 1,000 ClusterLoadAssignments of 100 endpoints' },
+      { id: startup, description: 'the same as the first response of a fresh process' },
       { id: second, description: 'the same after one small EDS warm-up response' },
     ],
     async run(ctx, wanted) {
@@ -414,6 +432,10 @@ function edsSuite(): Suite {
             ctx.results.add(id, `${what} · client processing`, impl, 'ms', d.processingMs);
           });
         }
+      }
+      if (wanted(startup)) {
+        const title = `EDS ${n(assignments)} × ${per} as a fresh process's first response`;
+        await oneResponse(ctx, startup, title, 'endpoint', fixtures, undefined);
       }
       if (wanted(second)) {
         const small = ctx.config.secondWarmupAssignments;
