@@ -124,7 +124,7 @@ export interface BenchClient {
 /** What a client is made from: the setup command's fields, and where it reports deliveries. */
 export type ClientOptions = Pick<
   SetupCommand,
-  'server' | 'nodeId' | 'resource' | 'names' | 'watchersPerName' | 'retain' | 'metered'
+  'server' | 'nodeId' | 'resource' | 'names' | 'watchersPerName' | 'retain' | 'metered' | 'floor'
 > & { readonly probe: Probe };
 
 /**
@@ -343,6 +343,43 @@ export function startPeer(options: ClientOptions): BenchClient {
 
 // ---- the floor: grpc-js + plain protobufjs ----
 
+/** The floor's channel takes what ours takes by default (gRPC's own default is 4 MiB). */
+export const MAX_RECEIVE_BYTES = 128 * 1024 * 1024;
+
+/**
+ * A DiscoveryResponse's version_info (field 1) and nonce (field 5), read from its top-level
+ * fields alone: every other field, the resources included, is skipped by its length.
+ */
+export function versionAndNonce(bytes: Buffer): { versionInfo: string; nonce: string } {
+  let versionInfo = '';
+  let nonce = '';
+  let at = 0;
+  const varint = (): number => {
+    let value = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      const byte = bytes[at++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+    throw new Error('floor: a varint longer than 5 bytes');
+  };
+  while (at < bytes.length) {
+    const key = varint();
+    const wire = key & 7;
+    if (wire === 0) varint();
+    else if (wire === 1) at += 8;
+    else if (wire === 5) at += 4;
+    else if (wire === 2) {
+      const length = varint();
+      const field = key >>> 3;
+      if (field === 1) versionInfo = bytes.toString('utf8', at, at + length);
+      else if (field === 5) nonce = bytes.toString('utf8', at, at + length);
+      at += length;
+    } else throw new Error(`floor: wire type ${wire} in a DiscoveryResponse`);
+  }
+  return { versionInfo, nonce };
+}
+
 export function startFloor(options: ClientOptions): BenchClient {
   const grpc = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
   const { messageCodec } = require(path.join(DIST, 'codec.js')) as CodecModule;
@@ -366,14 +403,24 @@ export function startFloor(options: ClientOptions): BenchClient {
         }),
       ),
     );
-  const channel = new grpc.Client(options.server, grpc.credentials.createInsecure());
+  const channel = new grpc.Client(options.server, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
+  });
   const identity = (bytes: Buffer) => bytes;
   const call = channel.makeBidiStreamRequest<Buffer, Buffer>(ADS_PATH, identity, identity);
   const probe = options.probe;
   // With `retain`, kept until the next response, as a cache would keep them.
   const cache: { decoded: unknown[] } = { decoded: [] };
+  const transport = options.floor === 'transport';
   call.on('data', (bytes: Buffer) => {
     probe.received();
+    if (transport) {
+      const { versionInfo, nonce } = versionAndNonce(bytes);
+      probe.decodedAll();
+      call.write(request(versionInfo, nonce, false));
+      probe.written();
+      return;
+    }
     const response = responseCodec.decode(bytes);
     const out = new Array<unknown>(response.resources.length);
     for (let i = 0; i < out.length; i++)

@@ -9,8 +9,8 @@
 // fixtures' generation and the set-up stay out of the profile.
 // Modes: `cold` (a new client, 10,000 watchers, one response), `resend` (the same response to
 // a client that has it), `changed` (one cluster of 10,000 changed each round), `eds` (1,000
-// ClusterLoadAssignments of 100 endpoints, cold); `--count N` for other sizes. Prints the
-// median time per round.
+// ClusterLoadAssignments of 100 endpoints, cold); `--count N` for other sizes, `--warmup N` for
+// one response of N other resources first. Prints the median time per round.
 import * as fs from 'node:fs';
 import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
@@ -91,6 +91,10 @@ const profileAt = args.indexOf('--profile');
 const profileFile = profileAt < 0 ? undefined : args.splice(profileAt, 2)[1];
 const countAt = args.indexOf('--count');
 const count = countAt < 0 ? undefined : Number(args.splice(countAt, 2)[1]);
+// --warmup N: first one response of N other resources to a client that is then closed, so that
+// `cold 1 --warmup 500` profiles a service's second response (the bench's cds-10k-second).
+const warmupAt = args.indexOf('--warmup');
+const warmup = warmupAt < 0 ? 0 : Number(args.splice(warmupAt, 2)[1]);
 const mode = args[0] ?? 'resend';
 const rounds = Number(args[1] ?? 50);
 
@@ -121,6 +125,13 @@ async function main(): Promise<void> {
     const fixtures =
       mode === 'eds' ? loadAssignments(count ?? 1_000, 100) : clusters(count ?? 10_000);
     const bytes = response(resource, fixtures);
+    if (warmup > 0) {
+      const other =
+        mode === 'eds' ? loadAssignments(warmup, 100, SEED + 1) : clusters(warmup, SEED + 1);
+      const first = await client(resource, other);
+      first.feed(response(resource, other));
+      first.close();
+    }
     // Every round's client is made (and subscribed) first, so the profile holds the responses.
     const made = [];
     for (let i = 0; i < rounds; i++) made.push(await client(resource, fixtures));

@@ -29,6 +29,12 @@ export interface SetupCommand {
   readonly measureMemory: boolean;
   /** Ours only: gRFC A78's metrics to an OpenTelemetry SDK MeterProvider (never collected). */
   readonly metered?: boolean;
+  /**
+   * The floor only: `transport` reads nothing of a response but its version and nonce (a scan of
+   * its top-level fields, the resources skipped by length) and ACKs it: the bare grpc-js time for
+   * the bytes. Default `decode`: every resource decoded with protobufjs.
+   */
+  readonly floor?: 'decode' | 'transport';
 }
 
 /** The next response should bring this many watcher deliveries (0: none are expected). */

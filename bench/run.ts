@@ -119,6 +119,34 @@ function targets(results: Results, cfg: Config): string[] {
         `server encoding and the transfer, ${percent(resendE2e / coldE2e)})${scaled}`,
     );
   }
+  // Issue 15: every JIT state within 2× of the floor in the same state (EDS within 2.5×).
+  const eds = `EDS ${n(cfg.assignments)} × ${cfg.endpointsPerAssignment}`;
+  const states = [
+    [`CDS ${large} as a fresh process's first response`, 2],
+    [`CDS ${large} after one ${n(cfg.secondWarmupClusters)}-cluster response`, 2],
+    [`CDS ${large} cold`, 2],
+    [`${eds} as a fresh process's first response`, 2.5],
+    [`${eds} after one ${n(cfg.secondWarmupAssignments)}-assignment response`, 2.5],
+    [`${eds} endpoints cold`, 2.5],
+  ] as const;
+  for (const [state, limit] of states) {
+    const ratio = results.ratio(`${state} · client processing`, 'floor');
+    if (ratio === undefined) continue;
+    lines.push(
+      `${mark(ratio <= limit)} ${state}: within ${limit}× of the floor in the same state ` +
+        `(client processing ${ratio.toFixed(2)}×)${scaled}`,
+    );
+  }
+  const bare = results.ratio(
+    `CDS ${large} re-sent unchanged → ACK (floor: bare transport)`,
+    'floor',
+  );
+  if (bare !== undefined) {
+    lines.push(
+      `${mark(bare <= 1.1)} an unchanged re-send within 10 % of the bare transport time for the ` +
+        `bytes (→ ACK at the server, ${bare.toFixed(2)}×)${scaled}`,
+    );
+  }
   const importMs = results.median('import in a fresh process', 'ours');
   if (importMs !== undefined) {
     lines.push(`${mark(importMs < 100)} import under 100 ms (${importMs.toFixed(1)} ms)`);
@@ -141,7 +169,9 @@ async function main(): Promise<void> {
     for (const w of workloads) console.log(`${w.id.padEnd(16)} ${w.description}`);
     return;
   }
-  const wanted = (id: string) => options.filter?.test(id) ?? true;
+  // Opt-in workloads (the scale ones) run only when a --filter selects them.
+  const optIn = new Set(workloads.filter((w) => w.optIn).map((w) => w.id));
+  const wanted = (id: string) => options.filter?.test(id) ?? !optIn.has(id);
   const suites = SUITES.filter((suite) => suite.workloads.some((w) => wanted(w.id)));
   if (suites.length === 0) {
     throw new Error(`--filter ${options.filter}: no workload matches (see --list)`);
