@@ -75,6 +75,7 @@ const ADS_SERVICE: ServiceDefinition = {
   DeltaAggregatedResources: DELTA_ADS_METHOD,
 };
 const HOST = '127.0.0.1';
+const MAX_REQUEST_BYTES = 128 * 1024 * 1024;
 /** How long close() lets clients see their streams' status before resetting connections. */
 const CLOSE_GRACE_MS = 500;
 
@@ -118,7 +119,9 @@ export class ManagementServer {
 
   /** Starts a server on 127.0.0.1, plaintext unless `options.tls`. */
   static async start(options: ManagementServerOptions = {}): Promise<ManagementServer> {
-    const grpcServer = new Server();
+    // A request subscribing to 100,000 clusters names them all (about 7 MB): the server takes
+    // what the client's xDS channel takes (128 MiB), not grpc-js's 4 MiB default.
+    const grpcServer = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
     const tls = options.tls;
     const credentials = tls
       ? ServerCredentials.createSsl(
