@@ -50,6 +50,29 @@ export class ServerChannel {
     return undefined;
   }
 
+  /**
+   * `lookup` for many names of one type: the type's maps of the authorities this server is
+   * current for, found once (a response or a request names thousands).
+   */
+  lookupOf(typeUrl: string): (name: string) => ResourceState<unknown> | undefined {
+    const maps: ReadonlyMap<string, ResourceState<unknown>>[] = [];
+    for (const user of this.users) {
+      const map = user.current === this ? user.resourcesOf(typeUrl) : undefined;
+      if (map) maps.push(map);
+    }
+    if (maps.length === 1) {
+      const only = maps[0]!;
+      return (name) => only.get(name);
+    }
+    return (name) => {
+      for (const map of maps) {
+        const state = map.get(name);
+        if (state) return state;
+      }
+      return undefined;
+    };
+  }
+
   /** Every cache entry of a type in the authorities this server is current for. */
   *resourcesOf(typeUrl: string): Iterable<ResourceState<unknown>> {
     for (const user of this.users) {

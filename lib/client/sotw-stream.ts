@@ -21,6 +21,11 @@ interface SotwTypeState<Memo> extends TypeStateBase {
   lastAcked: { readonly resources: Uint8Array; readonly memo: Memo } | undefined;
   /** A name was subscribed or dropped since the last response was processed. */
   namesChanged: boolean;
+  /**
+   * The name list and its encoded `resource_names` field, kept until a name changes: every ACK
+   * of a type repeats its whole name list, thousands of names for a large mesh.
+   */
+  namesCache: { readonly list: readonly string[]; readonly bytes: Uint8Array } | undefined;
 }
 
 /**
@@ -39,15 +44,28 @@ export class SotwAdsStream<Memo> extends AdsStream<Memo, SotwTypeState<Memo>> {
       sentOnStream: false,
       lastAcked: undefined,
       namesChanged: false,
+      namesCache: undefined,
     };
   }
 
   protected nameAdded(state: SotwTypeState<Memo>): void {
     state.namesChanged = true;
+    state.namesCache = undefined;
   }
 
   protected nameRemoved(state: SotwTypeState<Memo>): void {
     state.namesChanged = true;
+    state.namesCache = undefined;
+  }
+
+  private namesOf(state: SotwTypeState<Memo>): NonNullable<SotwTypeState<Memo>['namesCache']> {
+    if (!state.namesCache) {
+      const list = Object.freeze([...state.names]);
+      // Only the repeated field is set, so these are exactly its bytes in any request.
+      const bytes = requestCodec.encode({ resourceNames: list } as never);
+      state.namesCache = { list, bytes };
+    }
+    return state.namesCache;
   }
 
   protected resetForStream(state: SotwTypeState<Memo>): void {
@@ -55,21 +73,23 @@ export class SotwAdsStream<Memo> extends AdsStream<Memo, SotwTypeState<Memo>> {
   }
 
   protected send(typeUrl: string, state: SotwTypeState<Memo>): void {
+    const names = this.namesOf(state);
     const sent: SentRequest = {
       typeUrl,
-      resourceNames: [...state.names],
+      resourceNames: names.list,
       versionInfo: state.version,
       responseNonce: state.nonce,
       errorDetail: state.nack,
     };
-    const bytes = requestCodec.encode({
+    const rest = requestCodec.encode({
       versionInfo: sent.versionInfo,
       node: this.nodeSent ? null : this.node,
-      resourceNames: sent.resourceNames,
       typeUrl,
       responseNonce: sent.responseNonce,
       errorDetail: AdsStream.errorDetail(sent.errorDetail),
     } as never);
+    // A message's fields may come in any order: the cached names are appended as they are.
+    const bytes = concatBytes(rest, names.bytes);
     if (trace.enabled) {
       trace.log(
         `${this.server.serverUri}: request ${typeUrl} [${sent.resourceNames.join(', ')}] ` +
@@ -131,4 +151,11 @@ export class SotwAdsStream<Memo> extends AdsStream<Memo, SotwTypeState<Memo>> {
     if (verdict.nack === undefined || verdict.applied) state.version = version;
     this.answer(state, nonce, verdict.nack);
   }
+}
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
 }

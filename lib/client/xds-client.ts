@@ -346,8 +346,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     }));
     const now = new Date();
     channel.systemVersions.set(typeUrl, versionInfo);
+    const lookup = channel.lookupOf(typeUrl);
     for (const state of applied) {
-      if (channel.lookup(typeUrl, state.name) === state) state.markAcked(versionInfo, now);
+      if (lookup(state.name) === state) state.markAcked(versionInfo, now);
     }
     this.notify('ack', () => ({
       server,
@@ -386,10 +387,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
    */
   private onRequestWritten(channel: ServerChannel, request: SentRequest): void {
     this.notify('request', () => ({ server: channel.config.serverUri, ...request }));
+    const lookup = channel.lookupOf(request.typeUrl);
     for (const name of request.resourceNames) {
-      channel
-        .lookup(request.typeUrl, name)
-        ?.requestWritten(this.resourceTimeoutMs, this.onResourceTimeout);
+      lookup(name)?.requestWritten(this.resourceTimeoutMs, this.onResourceTimeout);
     }
   }
 
