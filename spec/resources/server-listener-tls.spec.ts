@@ -25,6 +25,7 @@ const PROVIDERS = new Map([
 ]);
 const PATH = 'filter_chains[0].transport_socket';
 const CONTEXT_PATH = `${PATH}.typed_config`;
+const NO_CLIENT_CA = 'is true but no ca_certificate_provider_instance verifies client certificates';
 
 function decode(socket: Obj | undefined, providers = PROVIDERS): DecodeResult<ListenerUpdate> {
   const chain: Obj = {
@@ -76,6 +77,27 @@ describe('server Listener transport_socket (gRFC A29)', () => {
     assert.equal(security?.requireClientCertificate, false);
   });
 
+  // gRFC A29: the server needs only its identity; a CA is needed only to verify clients. C-core
+  // and grpc-go accept these (issue 20).
+  const withoutClientCa: [string, Obj][] = [
+    ['an empty validation context', { ...identity, validationContext: {} }],
+    [
+      'an empty combined validation context',
+      { ...identity, combinedValidationContext: { defaultValidationContext: {} } },
+    ],
+  ];
+  for (const [what, commonTlsContext] of withoutClientCa) {
+    it(`TLS with ${what} and require_client_certificate unset: plain server-side TLS`, () => {
+      const security = resourceOf(decode(tls({ commonTlsContext }))).server!.filterChains[0]!
+        .security;
+      assert.deepEqual(security, {
+        identityCertificateProvider: { instanceName: 'id', certificateName: '' },
+        rootCertificateProvider: undefined,
+        requireClientCertificate: false,
+      });
+    });
+  }
+
   const nacks: [string, Obj, string][] = [
     [
       'another transport socket',
@@ -120,14 +142,17 @@ describe('server Listener transport_socket (gRFC A29)', () => {
       `${CONTEXT_PATH}.common_tls_context.validation_context.ca_certificate_provider_instance.instance_name: "nope" is not in the bootstrap's certificate_providers`,
     ],
     [
-      'a validation context without a CA',
-      tls({ commonTlsContext: { ...identity, validationContext: {} } }),
-      `${CONTEXT_PATH}.common_tls_context.validation_context.ca_certificate_provider_instance: field not present`,
-    ],
-    [
       'require_client_certificate without a validation context',
       tls({ commonTlsContext: identity, requireClientCertificate: { value: true } }),
-      `${CONTEXT_PATH}.common_tls_context.validation_context: field not present (require_client_certificate is true)`,
+      `${CONTEXT_PATH}.require_client_certificate: ${NO_CLIENT_CA}`,
+    ],
+    [
+      'require_client_certificate with a validation context without a CA',
+      tls({
+        commonTlsContext: { ...identity, validationContext: {} },
+        requireClientCertificate: { value: true },
+      }),
+      `${CONTEXT_PATH}.require_client_certificate: ${NO_CLIENT_CA}`,
     ],
     [
       'require_sni',

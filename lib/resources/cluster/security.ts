@@ -184,7 +184,9 @@ export function validationContext(
     errors.addAt('system_root_certs', 'not supported on servers');
   } else if (context.systemRootCerts !== null) {
     useSystemRootCerts = true;
-  } else {
+  } else if (side === 'client') {
+    // A client must verify the server. A server without a CA asks for no client certificate:
+    // plain server-side TLS (A29); downstream-tls.ts refuses it if one is required.
     errors.addAt('ca_certificate_provider_instance', 'field not present');
   }
 

@@ -67,15 +67,20 @@ export function downstreamTls(
       const validation =
         found &&
         errors.field(found.path, () => validationContext(found.value, errors, providers, 'server'));
-      // Requiring a client certificate that nothing can verify would refuse every client.
-      if (requireClientCertificate && found === undefined && errors.count === before) {
-        errors.addAt(
-          'validation_context',
-          'field not present (require_client_certificate is true)',
-        );
-      }
       return { identity, validation };
     });
+    // Requiring a client certificate that nothing can verify would refuse every client (A29;
+    // C-core and grpc-go NACK it too). Without the requirement, no CA is plain server-side TLS.
+    if (
+      requireClientCertificate &&
+      config.validation?.rootCertificateProvider === undefined &&
+      errors.count === before
+    ) {
+      errors.addAt(
+        'require_client_certificate',
+        'is true but no ca_certificate_provider_instance verifies client certificates',
+      );
+    }
     if (errors.count !== before || config.identity === undefined) return undefined;
     return Object.freeze({
       identityCertificateProvider: config.identity,

@@ -18,6 +18,7 @@ import {
   ManagementServer,
   TestCertificateAuthority,
   edsCluster,
+  downstreamTlsTransportSocket,
   endpoints,
   listener,
   routeConfig,
@@ -205,6 +206,31 @@ describe('xDS credentials (gRFC A29)', () => {
     await startServer(xdsServerCredentials());
     serve({ serverTls: { identityInstance: 'server' }, clientTls: { caInstance: 'client' } });
     const c = client(xdsChannelCredentials());
+    await waitUntil('an RPC is served', async () => (await call(c)) === 'no peer certificate');
+  });
+
+  it("serves plain TLS to a client without a certificate when the chain's validation context has no CA", async () => {
+    await startServer(xdsServerCredentials());
+    const socket = downstreamTlsTransportSocket({ identityInstance: 'server' });
+    const context = socket['typed_config'] as JsonObject;
+    context['common_tls_context'] = {
+      ...(context['common_tls_context'] as JsonObject),
+      validation_context: {},
+    };
+    const address = `127.0.0.1:${port}`;
+    management.setResource(
+      'listener',
+      serverListener(TEMPLATE.replace('%s', address), '127.0.0.1', port, {
+        filterChain: { transport_socket: socket },
+      }),
+    );
+    // A grpc-js client that trusts the server's CA and has no certificate of its own.
+    const c = new grpc.Client(address, grpc.credentials.createSsl(Buffer.from(ca.certificate)), {
+      'grpc.ssl_target_name_override': 'localhost',
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 200,
+    });
+    clients.push(c);
     await waitUntil('an RPC is served', async () => (await call(c)) === 'no peer certificate');
   });
 
