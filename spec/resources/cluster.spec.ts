@@ -215,12 +215,27 @@ describe('Cluster: aggregate (A37)', () => {
     assert.ok(!('edsServiceName' in update) && !('dnsHostname' in update));
   });
 
-  it('requires cluster_type.name envoy.clusters.aggregate', () => {
-    const json = aggregateCluster(['b']);
-    (json['clusterType'] as Record<string, unknown>)['name'] = 'envoy.clusters.redis';
+  // C-core keys on the type URL, grpc-go on the name: either identifies an aggregate (issue 20).
+  for (const name of ['', 'envoy.clusters.custom_aggregate']) {
+    it(`the ClusterConfig type URL alone identifies an aggregate (name ${JSON.stringify(name)})`, () => {
+      const json = aggregateCluster(['b']);
+      (json['clusterType'] as Record<string, unknown>)['name'] = name;
+      const update = validCluster(json);
+      assert.ok(update.type === 'AGGREGATE');
+      assert.deepStrictEqual(update.prioritizedClusterNames, ['b']);
+    });
+  }
+
+  it('rejects a cluster_type that is neither named aggregate nor of the ClusterConfig type', () => {
+    const typedConfig = rawAny('type.googleapis.com/envoy.extensions.clusters.redis.v3.Config');
+    const json = aggregateCluster([], {
+      clusterType: { name: 'envoy.clusters.redis', typedConfig },
+    });
     assert.deepStrictEqual(clusterErrors(json), [
       'cluster_type.name: unsupported value envoy.clusters.redis',
     ]);
+    const bare = aggregateCluster([], { clusterType: { name: '' } });
+    assert.deepStrictEqual(clusterErrors(bare), ['cluster_type.name: unsupported value ""']);
   });
 
   it('requires typed_config', () => {
@@ -228,7 +243,7 @@ describe('Cluster: aggregate (A37)', () => {
     assert.deepStrictEqual(clusterErrors(json), ['cluster_type.typed_config: field not present']);
   });
 
-  it('requires the ClusterConfig type URL', () => {
+  it('named aggregate, requires the ClusterConfig type URL', () => {
     const typedConfig = rawAny('type.googleapis.com/envoy.extensions.clusters.redis.v3.Config');
     const json = aggregateCluster([], {
       clusterType: { name: 'envoy.clusters.aggregate', typedConfig },

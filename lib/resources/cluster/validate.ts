@@ -193,16 +193,20 @@ function dnsHostname(socket: SocketAddress, errors: ValidationErrors): Variant |
 function aggregate(cluster: Cluster, errors: ValidationErrors): Variant | undefined {
   const custom = cluster.clusterType!;
   return errors.field('cluster_type', () => {
-    // gRPC C-core keys on the type URL, grpc-go on the name: we require both to agree.
-    if (custom.name !== AGGREGATE_CLUSTER_TYPE_NAME) {
-      errors.addAt('name', `unsupported value ${custom.name === '' ? '""' : custom.name}`);
-    }
+    // gRPC C-core keys on the type URL, grpc-go on the name: either one identifies an
+    // aggregate cluster, so a control plane either peer accepts works here (issue 20).
     const typed = custom.typedConfig;
+    const namedAggregate = custom.name === AGGREGATE_CLUSTER_TYPE_NAME;
+    if (!namedAggregate && typed?.type_url !== AGGREGATE_CLUSTER_CONFIG_URL) {
+      errors.addAt('name', `unsupported value ${custom.name === '' ? '""' : custom.name}`);
+      return undefined;
+    }
     if (typed === null) {
       errors.addAt('typed_config', 'field not present');
       return undefined;
     }
     return errors.field('typed_config', () => {
+      // The name says aggregate but the config is of another type: nothing to read.
       if (typed.type_url !== AGGREGATE_CLUSTER_CONFIG_URL) {
         errors.addAt('type_url', `unsupported value ${typed.type_url}`);
         return undefined;
