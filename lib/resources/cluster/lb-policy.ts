@@ -21,7 +21,7 @@ import {
 import { durationMs, int64ToNumber } from '../common';
 import type { LbPolicyRegistry } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
-import { decodeAnyValue, typeUrlOf } from './any';
+import { decodeAnyValue, typeUrlOf } from '../any';
 import type { LbPolicy } from './update';
 
 /** gRPC C-core's and grpc-go's limit on nested policy lists (wrr_locality inside wrr_locality). */

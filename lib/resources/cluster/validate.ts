@@ -13,7 +13,7 @@ import { Cluster_DiscoveryType, RoutingPriority } from '../../generated/protos';
 import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
-import { decodeAnyValue, typeUrlOf } from './any';
+import { decodeAnyValue, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
 import { outlierDetection } from './outlier-detection';
 import { upstreamTls } from './security';

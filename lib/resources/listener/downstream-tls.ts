@@ -1,6 +1,6 @@
 // A server-side filter chain's `transport_socket` (gRFC A29): a DownstreamTlsContext whose
 // certificates come from the bootstrap's certificate provider instances. As on the client side
-// (cluster/security.ts, whose checks of CommonTlsContext this shares), a setting gRPC cannot
+// (both check the CommonTlsContext with common-tls-context.ts), a setting gRPC cannot
 // honour is refused rather than ignored: ignoring it would accept connections the control
 // plane meant to refuse.
 import {
@@ -8,13 +8,13 @@ import {
   type TransportSocket,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
-import { decodeAnyValue, typeUrlOf } from '../cluster/any';
+import { decodeAnyValue, typeUrlOf } from '../any';
 import {
   identityProvider,
   validationContext,
   validationContextOf,
   type ProviderNames,
-} from '../cluster/security';
+} from '../common-tls-context';
 import type { DownstreamTlsConfig } from './update';
 
 const TLS_SOCKET_NAME = 'envoy.transport_sockets.tls';

@@ -23,7 +23,7 @@ import {
   validateRouterConfig,
 } from '../route-config/filters';
 import { validateRouteConfiguration } from '../route-config/validate';
-import type { ProviderNames } from '../cluster/security';
+import type { ProviderNames } from '../common-tls-context';
 import { downstreamTls } from './downstream-tls';
 import type { ValidationErrors } from '../../validation-errors';
 import type {

@@ -1,7 +1,7 @@
 // Decoding the payload of a google.protobuf.Any that a validator has already matched by type URL.
-import { TYPE_URL_PREFIX, messageCodec } from '../../codec';
-import type { Any, Messages } from '../../generated/protos';
-import type { ValidationErrors } from '../../validation-errors';
+import { TYPE_URL_PREFIX, messageCodec } from '../codec';
+import type { Any, Messages } from '../generated/protos';
+import type { ValidationErrors } from '../validation-errors';
 
 /** `type.googleapis.com/<fullName>`, the only URL form gRPC's xDS parsers match. */
 export function typeUrlOf(fullName: keyof Messages): string {
