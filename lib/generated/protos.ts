@@ -1092,6 +1092,7 @@ export interface CommonTlsContext {
   readonly tlsCertificates: readonly TlsCertificate[];
   readonly tlsCertificateSdsSecretConfigs: readonly SdsSecretConfig[];
   readonly tlsCertificateProviderInstance: CertificateProviderPluginInstance | null;
+  readonly tlsCertificateCertificateProviderInstance: CommonTlsContext_CertificateProviderInstance | null;
   readonly validationContext: CertificateValidationContext | null;
   readonly validationContextSdsSecretConfig: SdsSecretConfig | null;
   readonly combinedValidationContext: CommonTlsContext_CombinedCertificateValidationContext | null;
@@ -1111,6 +1112,7 @@ export interface CommonTlsContext_CertificateProviderInstance {
 /** envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CombinedCertificateValidationContext */
 export interface CommonTlsContext_CombinedCertificateValidationContext {
   readonly defaultValidationContext: CertificateValidationContext | null;
+  readonly validationContextCertificateProviderInstance: CommonTlsContext_CertificateProviderInstance | null;
 }
 
 /** envoy.service.discovery.v3.ResourceLocator */

@@ -7,6 +7,7 @@ import type {
   CertificateProviderPluginInstance,
   CertificateValidationContext,
   CommonTlsContext,
+  CommonTlsContext_CombinedCertificateValidationContext,
   StringMatcher,
 } from '../generated/protos';
 import type { ValidationErrors } from '../validation-errors';
@@ -42,6 +43,14 @@ export function identityProvider(
       providerInstance(identity, errors, providers),
     );
   }
+  // The deprecated pre-A29 field, still read by C-core and grpc-go: control planes written
+  // before A29 send it.
+  const legacy = common.tlsCertificateCertificateProviderInstance;
+  if (legacy !== null) {
+    return errors.field('tls_certificate_certificate_provider_instance', () =>
+      providerInstance(legacy, errors, providers),
+    );
+  }
   if (common.tlsCertificates.length > 0) errors.addAt('tls_certificates', NOT_SUPPORTED);
   if (common.tlsCertificateSdsSecretConfigs.length > 0) {
     errors.addAt('tls_certificate_sds_secret_configs', NOT_SUPPORTED);
@@ -50,31 +59,31 @@ export function identityProvider(
 }
 
 /**
- * The CertificateValidationContext of the `validation_context_type` oneof and its field path,
- * or undefined when unset or given in a way gRPC does not support (then an error is recorded).
+ * How the peer's certificate is verified: the `validation_context_type` oneof, validated.
+ * Undefined when the oneof is unset (no error: the caller decides whether that is allowed) or
+ * after recording errors.
  */
-export function validationContextOf(
+export function peerValidation(
   common: CommonTlsContext,
   errors: ValidationErrors,
-): { readonly path: string; readonly value: CertificateValidationContext } | undefined {
+  providers: ProviderNames,
+  side: 'client' | 'server',
+): Validation | undefined {
   switch (common.validationContextType) {
     case 'validationContext':
-      return { path: 'validation_context', value: common.validationContext! };
-    case 'combinedValidationContext': {
-      const context = common.combinedValidationContext!.defaultValidationContext;
-      if (context === null) {
-        errors.field('combined_validation_context', () =>
-          errors.addAt('default_validation_context', 'field not present'),
-        );
-        return undefined;
-      }
-      return { path: 'combined_validation_context.default_validation_context', value: context };
-    }
+      return errors.field('validation_context', () =>
+        validationContext(common.validationContext!, errors, providers, side, false),
+      );
+    case 'combinedValidationContext':
+      return errors.field('combined_validation_context', () =>
+        combinedValidation(common.combinedValidationContext!, errors, providers, side),
+      );
     case 'validationContextSdsSecretConfig':
       errors.addAt('validation_context_sds_secret_config', NOT_SUPPORTED);
       return undefined;
     case 'validationContextCertificateProviderInstance':
-      // The deprecated pre-A29 field; grpc-go still reads it, we do not (see the docs).
+      // The deprecated pre-A29 oneof member: grpc-go reads it, C-core ignores it and grpc-java
+      // rejects it. Only its form inside combined_validation_context is read by every peer.
       errors.addAt('validation_context_certificate_provider_instance', NOT_SUPPORTED);
       return undefined;
     default:
@@ -82,18 +91,61 @@ export function validationContextOf(
   }
 }
 
+/**
+ * A CombinedCertificateValidationContext: its default context, whose CA may instead come from
+ * the deprecated `validation_context_certificate_provider_instance` beside it (A29 keeps that
+ * for backward compatibility; C-core and grpc-go read it when the default context has no CA).
+ */
+function combinedValidation(
+  combined: CommonTlsContext_CombinedCertificateValidationContext,
+  errors: ValidationErrors,
+  providers: ProviderNames,
+  side: 'client' | 'server',
+): Validation | undefined {
+  const before = errors.count;
+  const legacy = combined.validationContextCertificateProviderInstance;
+  const context = combined.defaultValidationContext;
+  if (context === null && legacy === null) {
+    errors.addAt('default_validation_context', 'field not present');
+    return undefined;
+  }
+  const validation =
+    context === null
+      ? NO_VALIDATION
+      : errors.field('default_validation_context', () =>
+          validationContext(context, errors, providers, side, legacy !== null),
+        );
+  if (validation === undefined || validation.rootCertificateProvider !== undefined) {
+    return validation;
+  }
+  const legacyCa =
+    legacy &&
+    errors.field('validation_context_certificate_provider_instance', () =>
+      providerInstance(legacy, errors, providers),
+    );
+  if (errors.count !== before) return undefined;
+  return legacyCa ? { ...validation, rootCertificateProvider: legacyCa } : validation;
+}
+
 export type Validation = Omit<UpstreamTlsConfig, 'identityCertificateProvider'>;
+
+const NO_VALIDATION: Validation = Object.freeze({
+  rootCertificateProvider: undefined,
+  useSystemRootCerts: false,
+  subjectAltNameMatchers: Object.freeze([]),
+});
 
 /**
  * A CertificateValidationContext (A29). On a server, SAN matchers and the system's roots are
  * refused: A29 lets a server NACK the first, and a server verifying clients against the Web PKI
  * is almost surely a mistake.
  */
-export function validationContext(
+function validationContext(
   context: CertificateValidationContext,
   errors: ValidationErrors,
   providers: ProviderNames,
   side: 'client' | 'server',
+  hasLegacyCa: boolean,
 ): Validation | undefined {
   const before = errors.count;
   // Each of these asks for a check gRPC does not implement; dropping it would accept peers the
@@ -126,7 +178,7 @@ export function validationContext(
     errors.addAt('system_root_certs', 'not supported on servers');
   } else if (context.systemRootCerts !== null) {
     useSystemRootCerts = true;
-  } else if (side === 'client') {
+  } else if (side === 'client' && !hasLegacyCa) {
     // A client must verify the server. A server without a CA asks for no client certificate:
     // plain server-side TLS (A29); downstream-tls.ts refuses it if one is required.
     errors.addAt('ca_certificate_provider_instance', 'field not present');

@@ -196,6 +196,58 @@ describe('Cluster transport_socket (A29)', () => {
     ]);
   });
 
+  // A29 keeps these for control planes written before it; C-core and grpc-go read both.
+  it('reads the deprecated identity and combined CA provider instances', () => {
+    const security = securityOf({
+      tlsCertificateCertificateProviderInstance: { instanceName: 'identity', certificateName: 'c' },
+      combinedValidationContext: {
+        defaultValidationContext: { matchSubjectAltNames: [{ exact: 'a.example.com' }] },
+        validationContextCertificateProviderInstance: {
+          instanceName: 'roots',
+          certificateName: 'r',
+        },
+      },
+    });
+    assert.deepStrictEqual(security, {
+      rootCertificateProvider: { instanceName: 'roots', certificateName: 'r' },
+      useSystemRootCerts: false,
+      identityCertificateProvider: { instanceName: 'identity', certificateName: 'c' },
+      subjectAltNameMatchers: [{ type: 'exact', value: 'a.example.com', ignoreCase: false }],
+    });
+    const onlyLegacyCa = {
+      combinedValidationContext: {
+        validationContextCertificateProviderInstance: { instanceName: 'r' },
+      },
+    };
+    assert.equal(securityOf(onlyLegacyCa)?.rootCertificateProvider?.instanceName, 'r');
+  });
+
+  it('prefers the A29 fields to the deprecated ones when both are set', () => {
+    const security = securityOf({
+      tlsCertificateProviderInstance: { instanceName: 'new-id' },
+      tlsCertificateCertificateProviderInstance: { instanceName: 'old-id' },
+      combinedValidationContext: {
+        defaultValidationContext: { caCertificateProviderInstance: { instanceName: 'new-ca' } },
+        validationContextCertificateProviderInstance: { instanceName: 'old-ca' },
+      },
+    });
+    assert.equal(security?.identityCertificateProvider?.instanceName, 'new-id');
+    assert.equal(security?.rootCertificateProvider?.instanceName, 'new-ca');
+  });
+
+  it('checks the deprecated instances as the A29 ones', () => {
+    const errors = tlsErrors({
+      tlsCertificateCertificateProviderInstance: { instanceName: '' },
+      combinedValidationContext: {
+        validationContextCertificateProviderInstance: { instanceName: '' },
+      },
+    });
+    assert.deepStrictEqual(errors, [
+      `${CTX}.tls_certificate_certificate_provider_instance.instance_name: must be non-empty`,
+      `${CTX}.combined_validation_context.validation_context_certificate_provider_instance.instance_name: must be non-empty`,
+    ]);
+  });
+
   it('rejects SDS and the deprecated provider-instance validation contexts', () => {
     assert.deepStrictEqual(tlsErrors({ validationContextSdsSecretConfig: { name: 's' } }), [
       `${CTX}.validation_context_sds_secret_config: field not supported`,

@@ -98,6 +98,27 @@ describe('server Listener transport_socket (gRFC A29)', () => {
     });
   }
 
+  it('reads the deprecated identity and combined CA provider instances (A29, as C-core and grpc-go)', () => {
+    const chain = resourceOf(
+      decode(
+        tls({
+          commonTlsContext: {
+            tlsCertificateCertificateProviderInstance: { instanceName: 'id' },
+            combinedValidationContext: {
+              validationContextCertificateProviderInstance: { instanceName: 'roots' },
+            },
+          },
+          requireClientCertificate: { value: true },
+        }),
+      ),
+    ).server!.filterChains[0]!;
+    assert.deepEqual(chain.security, {
+      identityCertificateProvider: { instanceName: 'id', certificateName: '' },
+      rootCertificateProvider: { instanceName: 'roots', certificateName: '' },
+      requireClientCertificate: true,
+    });
+  });
+
   const nacks: [string, Obj, string][] = [
     [
       'another transport socket',

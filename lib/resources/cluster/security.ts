@@ -4,13 +4,7 @@
 import type { CommonTlsContext, TransportSocket } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from '../any';
-import {
-  identityProvider,
-  validationContext,
-  validationContextOf,
-  type ProviderNames,
-  type Validation,
-} from '../common-tls-context';
+import { identityProvider, peerValidation, type ProviderNames } from '../common-tls-context';
 import type { UpstreamTlsConfig } from './update';
 
 const UPSTREAM_TLS_CONTEXT_URL = typeUrlOf(
@@ -54,19 +48,12 @@ function commonTlsContext(
 ): UpstreamTlsConfig | undefined {
   const before = errors.count;
   const identityCertificateProvider = identityProvider(common, errors, providers);
-  let validation: Validation | undefined;
-  const context = validationContextOf(common, errors);
-  if (context === undefined) {
-    // A client must be able to verify the server: no CA means no TLS. Reported unless the
-    // oneof held something we refused (its own error says why).
-    if (common.validationContextType === undefined) {
-      errors.addAt('validation_context', 'field not present');
-    }
-  } else {
-    validation = errors.field(context.path, () =>
-      validationContext(context.value, errors, providers, 'client'),
-    );
+  // A client must be able to verify the server: no CA means no TLS. Reported unless the
+  // oneof held something refused (its own error says why).
+  if (common.validationContextType === undefined) {
+    errors.addAt('validation_context', 'field not present');
   }
+  const validation = peerValidation(common, errors, providers, 'client');
   if (errors.count !== before || validation === undefined) return undefined;
   return Object.freeze({ ...validation, identityCertificateProvider });
 }

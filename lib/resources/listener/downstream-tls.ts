@@ -9,12 +9,7 @@ import {
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from '../any';
-import {
-  identityProvider,
-  validationContext,
-  validationContextOf,
-  type ProviderNames,
-} from '../common-tls-context';
+import { identityProvider, peerValidation, type ProviderNames } from '../common-tls-context';
 import type { DownstreamTlsConfig } from './update';
 
 const TLS_SOCKET_NAME = 'envoy.transport_sockets.tls';
@@ -60,13 +55,14 @@ export function downstreamTls(
     }
     const config = errors.field('common_tls_context', () => {
       const identity = identityProvider(common, errors, providers);
-      if (identity === undefined && common.tlsCertificateProviderInstance === null) {
+      if (
+        identity === undefined &&
+        common.tlsCertificateProviderInstance === null &&
+        common.tlsCertificateCertificateProviderInstance === null
+      ) {
         errors.addAt('tls_certificate_provider_instance', 'field not present');
       }
-      const found = validationContextOf(common, errors);
-      const validation =
-        found &&
-        errors.field(found.path, () => validationContext(found.value, errors, providers, 'server'));
+      const validation = peerValidation(common, errors, providers, 'server');
       return { identity, validation };
     });
     // Requiring a client certificate that nothing can verify would refuse every client (A29;
