@@ -273,18 +273,29 @@ describe('ClusterLoadAssignment: endpoints', () => {
     ]);
   });
 
-  it('requires port_value in [1, 65535] and rejects named_port', () => {
-    assert.deepStrictEqual(assignmentErrors(withSocket({ address: '10.0.0.1' })), [
-      `${SOCKET}.port_value: field not present`,
-    ]);
+  it('requires port_value in [0, 65535] and rejects named_port', () => {
     assert.deepStrictEqual(
       assignmentErrors(withSocket({ address: '10.0.0.1', namedPort: 'http' })),
       [`${SOCKET}.named_port: field not supported`],
     );
-    for (const portValue of [0, 65536]) {
-      assert.deepStrictEqual(assignmentErrors(withSocket({ address: '10.0.0.1', portValue })), [
-        `${SOCKET}.port_value: must be in range [1, 65535]`,
-      ]);
+    assert.deepStrictEqual(
+      assignmentErrors(withSocket({ address: '10.0.0.1', portValue: 65536 })),
+      [`${SOCKET}.port_value: must be in range [0, 65535]`],
+    );
+  });
+
+  // C-core and grpc-go keep it: one endpoint nothing can reach must not NACK the others (issue 20).
+  it('keeps an endpoint on port 0, or with no port (proto3 reads it as 0)', () => {
+    for (const socket of [{ address: '10.0.0.1', portValue: 0 }, { address: '10.0.0.1' }]) {
+      const endpoints = [
+        lbEndpoint('10.0.0.2', 80),
+        { endpoint: { address: { socketAddress: socket } } },
+      ];
+      const update = validAssignment(assignment({ endpoints: [locality('z1', endpoints)] }));
+      assert.deepStrictEqual(
+        update.priorities[0]![0]!.endpoints.map((e) => `${e.address}:${e.port}`),
+        ['10.0.0.2:80', '10.0.0.1:0'],
+      );
     }
   });
 
@@ -368,14 +379,14 @@ describe('ClusterLoadAssignment: decode contract', () => {
   it('collects every error of a resource in one pass', () => {
     const json = assignment({
       endpoints: [
-        locality('a', [lbEndpoint('10.0.0.1', 0)]),
+        locality('a', [lbEndpoint('10.0.0.1', 65536)]),
         locality('b', [lbEndpoint('host', 80)], { priority: 2 }),
       ],
       policy: { dropOverloads: [drop('', 1, 'HUNDRED')] },
     });
     assert.deepStrictEqual(assignmentErrors(json), [
       'endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value: ' +
-        'must be in range [1, 65535]',
+        'must be in range [0, 65535]',
       'endpoints[1].lb_endpoints[0].endpoint.address.socket_address.address: ' +
         'must be an IP address',
       'endpoints: missing priority 1',

@@ -328,9 +328,10 @@ describe('header matchers', () => {
     ]);
   });
 
-  it('requires a header name', () => {
-    assert.deepEqual(headerErrors({ name: '', exactMatch: 'x' }), [
-      `${R0}.match.headers[0].name: must be non-empty`,
+  // C-core and grpc-go accept it; no request carries the header, so it is absent (issue 20).
+  it('accepts an empty header name', () => {
+    assert.deepEqual(headersOf([{ name: '', presentMatch: false }]), [
+      { name: '', invert: false, type: 'present', present: false },
     ]);
   });
 
@@ -357,9 +358,14 @@ describe('header matchers', () => {
     );
   });
 
-  it('requires range start < end', () => {
-    assert.deepEqual(headerErrors({ name: 'a', rangeMatch: { start: 5, end: 5 } }), [
-      `${R0}.match.headers[0].range_match: start must be less than end`,
+  // An empty range matches nothing, so inverted it matches any value: C-core accepts it.
+  it('accepts an empty range (start == end) and rejects a reversed one', () => {
+    assert.deepEqual(
+      headersOf([{ name: 'a', rangeMatch: { start: 5, end: 5 }, invertMatch: true }]),
+      [{ name: 'a', invert: true, type: 'range', start: 5, end: 5 }],
+    );
+    assert.deepEqual(headerErrors({ name: 'a', rangeMatch: { start: 6, end: 5 } }), [
+      `${R0}.match.headers[0].range_match: start must not exceed end`,
     ]);
   });
 

@@ -209,13 +209,13 @@ function socketAddress(
     // gRPC connects to EDS endpoints directly: an address must be an IP literal, not a name.
     if (socket.address === '') errors.addAt('address', 'must be non-empty');
     else if (isIP(socket.address) === 0) errors.addAt('address', 'must be an IP address');
-    // Read through the oneof case: protobufjs leaves an unset port_value at 0, not null.
+    // An unset port_value is 0, and port 0 is kept, as C-core and grpc-go do: nothing connects
+    // to it, but NACKing would take the whole assignment's update from its other endpoints.
     const portKind = socket.portSpecifier;
-    const port = portKind === 'portValue' ? socket.portValue : null;
+    const port = portKind === 'portValue' ? (socket.portValue ?? 0) : 0;
     if (portKind === 'namedPort') errors.addAt('named_port', 'field not supported');
-    else if (port === null) errors.addAt('port_value', 'field not present');
-    else if (port < 1 || port > 65535) errors.addAt('port_value', 'must be in range [1, 65535]');
-    if (errors.count !== before || port === null) return undefined;
+    else if (port > 65535) errors.addAt('port_value', 'must be in range [0, 65535]');
+    if (errors.count !== before) return undefined;
     return Object.freeze({ address: socket.address, port });
   });
   if (parsed === undefined) return undefined;

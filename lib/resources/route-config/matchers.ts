@@ -84,9 +84,10 @@ export function validateHeaderMatcher(
   header: HeaderMatcher,
   errors: ValidationErrors,
 ): HeaderMatch | undefined {
+  // An empty name is accepted, as C-core and grpc-go do: no request has that header, so the
+  // matcher sees it absent (issue 20).
   const name = header.name;
   const invert = header.invertMatch;
-  if (name === '') errors.addAt('name', 'must be non-empty');
   const plain = (type: 'exact' | 'prefix' | 'suffix' | 'contains', value: string | null) =>
     ({ name, invert, type, value: value ?? '', ignoreCase: false }) as const;
   switch (header.headerMatchSpecifier) {
@@ -107,8 +108,9 @@ export function validateHeaderMatcher(
     case 'rangeMatch': {
       const start = int64ToNumber(header.rangeMatch!.start);
       const end = int64ToNumber(header.rangeMatch!.end);
-      // The range is half-open, so start == end could never match: a configuration mistake.
-      if (start >= end) errors.addAt('range_match', 'start must be less than end');
+      // Half-open: start == end matches no value, which inverted is "any value" (C-core
+      // accepts it too). Only a reversed range is an error, as in C-core.
+      if (start > end) errors.addAt('range_match', 'start must not exceed end');
       return { name, invert, type: 'range', start, end };
     }
     case 'presentMatch':
