@@ -162,10 +162,10 @@ describe('HTTPFault in http_filters (A33)', () => {
     }
   });
 
-  it('rejects a delay with neither fixed_delay nor header_delay', () => {
-    assert.deepEqual(faultErrors({ delay: { percentage: { numerator: 1 } } }), [
-      `${F}.delay.fault_delay_secifier: field not present`,
-    ]);
+  // C-core and grpc-go read these as "no delay" / "no abort"; a NACK would drop the whole
+  // Listener (issue 20).
+  it('reads a delay with neither fixed_delay nor header_delay as no delay', () => {
+    assert.deepEqual(faultOf({ delay: { percentage: { numerator: 1 } } }), {});
   });
 
   it('rejects an out-of-range fixed_delay', () => {
@@ -175,10 +175,11 @@ describe('HTTPFault in http_filters (A33)', () => {
     ]);
   });
 
-  it('rejects an abort with no error type', () => {
-    assert.deepEqual(faultErrors({ abort: { percentage: { numerator: 100 } } }), [
-      `${F}.abort.error_type: field not present`,
-    ]);
+  it('reads an abort with no error type as no abort', () => {
+    const delay = { fixedDelay: duration(5), percentage: { numerator: 100 } };
+    assert.deepEqual(faultOf({ delay, abort: { percentage: { numerator: 100 } } }), {
+      delay: { type: 'fixed', delayMs: 5, percentage: HUNDRED_PERCENT },
+    });
   });
 
   it('rejects a grpc_status above 16', () => {
@@ -210,10 +211,13 @@ describe('HTTPFault in http_filters (A33)', () => {
   });
 
   it('names every problem of one config in one pass', () => {
-    assert.deepEqual(faultErrors({ delay: {}, abort: { grpcStatus: 99 } }), [
-      `${F}.delay.fault_delay_secifier: field not present`,
-      `${F}.abort.grpc_status: must be in range [0, 16]`,
-    ]);
+    assert.deepEqual(
+      faultErrors({ delay: { fixedDelay: { seconds: -1 } }, abort: { grpcStatus: 99 } }),
+      [
+        `${F}.delay.fixed_delay.seconds: must be in range [0, 315576000000]`,
+        `${F}.abort.grpc_status: must be in range [0, 16]`,
+      ],
+    );
   });
 });
 
@@ -281,9 +285,10 @@ describe('HTTPFault in typed_per_filter_config (A33, A39)', () => {
   });
 
   it('rejects an invalid HTTPFault override even when its FilterConfig is optional', () => {
-    const config = withOverrides({}, { f: filterConfig(faultAny({ delay: {} }), true) }, {});
+    const bad = faultAny({ abort: { grpcStatus: 99 } });
+    const config = withOverrides({}, { f: filterConfig(bad, true) }, {});
     assert.deepEqual(errorsOf(decodeRouteConfig(config)), [
-      `${R0}.typed_per_filter_config[f].config.delay.fault_delay_secifier: field not present`,
+      `${R0}.typed_per_filter_config[f].config.abort.grpc_status: must be in range [0, 16]`,
     ]);
   });
 
