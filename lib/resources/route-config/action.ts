@@ -68,20 +68,17 @@ export function validateRetryPolicy(
           return ms;
         });
       }
+      // A max below the base is kept, as C-core and grpc-go keep it: A6's backoff takes the
+      // smaller of the two, so every retry waits up to the max (issue 20).
       maxIntervalMs = 10 * baseIntervalMs;
       if (backOff.maxInterval) {
-        maxIntervalMs = errors.field('max_interval', () => {
-          const before = errors.count;
-          const ms = durationMs(backOff.maxInterval!, errors);
-          if (ms < baseIntervalMs && errors.count === before) {
-            errors.add('must be greater than or equal to base_interval');
-          }
-          return ms;
-        });
+        maxIntervalMs = errors.field('max_interval', () =>
+          durationMs(backOff.maxInterval!, errors),
+        );
       }
     });
   }
-  // A44: intervals under 1 ms count as 1 ms (after the max >= base check, on the values sent).
+  // A44: intervals under 1 ms count as 1 ms.
   return Object.freeze({
     retryOn: Object.freeze(retryOn),
     numRetries,
