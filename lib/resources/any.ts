@@ -1,7 +1,8 @@
-// Decoding the payload of a google.protobuf.Any that a validator has already matched by type URL.
+// Decoding the payload of a google.protobuf.Any (or other embedded bytes) that a validator has
+// already matched by type URL, recording a malformed payload as an error at the current path.
 import { TYPE_URL_PREFIX, messageCodec } from '../codec';
 import type { Any, Messages } from '../generated/protos';
-import type { ValidationErrors } from '../validation-errors';
+import { errorText, type ValidationErrors } from '../validation-errors';
 
 /** `type.googleapis.com/<fullName>`, the only URL form gRPC's xDS parsers match. */
 export function typeUrlOf(fullName: keyof Messages): string {
@@ -9,18 +10,40 @@ export function typeUrlOf(fullName: keyof Messages): string {
 }
 
 /**
- * Decodes `any.value` as `fullName`; on malformed bytes records an error at the current path and
- * returns undefined, so the caller can keep validating the rest of the resource.
+ * Decodes `any.value` as `fullName`; on malformed bytes records `can't parse <Name>` at the
+ * current path and returns undefined, so the caller can keep validating the rest of the resource.
  */
 export function decodeAnyValue<K extends keyof Messages>(
   fullName: K,
   any: Any,
   errors: ValidationErrors,
 ): Messages[K] | undefined {
+  return decodeOrRecord(fullName, any.value, errors, false);
+}
+
+/**
+ * As decodeAnyValue for bare bytes, the error quoting the decoder's reason:
+ * `can't parse <Name>: <reason>`. (The Cluster's extensions keep their shorter message.)
+ */
+export function decodeMessage<K extends keyof Messages>(
+  fullName: K,
+  bytes: Uint8Array,
+  errors: ValidationErrors,
+): Messages[K] | undefined {
+  return decodeOrRecord(fullName, bytes, errors, true);
+}
+
+function decodeOrRecord<K extends keyof Messages>(
+  fullName: K,
+  bytes: Uint8Array,
+  errors: ValidationErrors,
+  withReason: boolean,
+): Messages[K] | undefined {
   try {
-    return messageCodec(fullName).decode(any.value);
-  } catch {
-    errors.add(`can't parse ${fullName.slice(fullName.lastIndexOf('.') + 1)}`);
+    return messageCodec(fullName).decode(bytes);
+  } catch (e) {
+    const name = fullName.slice(fullName.lastIndexOf('.') + 1);
+    errors.add(withReason ? `can't parse ${name}: ${errorText(e)}` : `can't parse ${name}`);
     return undefined;
   }
 }

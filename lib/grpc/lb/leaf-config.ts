@@ -9,6 +9,7 @@ import type { Priority } from '../../clusters';
 import type { LbPolicy } from '../../resources/cluster';
 import type { LbEndpoint, LocalityName } from '../../resources/endpoint';
 import type { ClusterConfig } from '../xds-config';
+import { errorText } from '../../validation-errors';
 import { ClusterImplConfig } from './cluster-impl';
 import { withPath } from './hierarchy';
 import { withLocality } from './locality-subchannel';
@@ -158,10 +159,6 @@ function parsedConfig(name: string, json: object): { config: TypedConfig } | { e
   } catch (e) {
     return { error: `LB policy ${name}: ${errorText(e)}` };
   }
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function usable(endpoints: readonly LbEndpoint[]): LbEndpoint[] {

@@ -2,7 +2,6 @@
 // What gRPC cannot enforce is an error, so that the Listener or RouteConfiguration carrying it
 // is NACKed rather than enforced differently from what the control plane meant: CEL conditions,
 // match trees, `grpc-*` and `:scheme` headers, filter state, custom matchers and audit loggers.
-import { messageCodec } from '../../codec';
 import {
   RBAC_Action,
   type envoy_config_rbac_v3_RBAC as RbacRulesProto,
@@ -14,6 +13,7 @@ import {
   type Principal,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { decodeMessage } from '../any';
 import { validateCidrRange } from '../common';
 import { validateHeaderMatcher, validateStringMatcher } from '../route-config/matchers';
 import type { StringMatch } from '../route-config/update';
@@ -22,33 +22,20 @@ import type { RbacConfig, RbacMatcher, RbacPolicy, RbacRules } from './update';
 export const RBAC_FILTER_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBAC';
 export const RBAC_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
 
-const filterCodec = messageCodec('envoy.extensions.filters.http.rbac.v3.RBAC');
-const perRouteCodec = messageCodec('envoy.extensions.filters.http.rbac.v3.RBACPerRoute');
-
 /** Enforces nothing: no rules, a LOG action, or an override turning the filter off. */
 const NO_RULES: RbacConfig = Object.freeze({ rules: undefined });
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-function decoded<T>(
-  codec: { decode(bytes: Uint8Array): T },
-  typeName: string,
+function decoded<K extends typeof RBAC_FILTER_TYPE | typeof RBAC_PER_ROUTE_TYPE>(
+  typeName: K,
   value: Uint8Array | undefined,
   errors: ValidationErrors,
-): T | undefined {
+) {
   // A TypedStruct carries JSON, which gRPC does not read for RBAC (nor does C-core).
   if (value === undefined) {
     errors.add(`unsupported value TypedStruct for ${typeName}`);
     return undefined;
   }
-  try {
-    return codec.decode(value);
-  } catch (e) {
-    errors.add(`can't parse ${typeName.slice(typeName.lastIndexOf('.') + 1)}: ${errorText(e)}`);
-    return undefined;
-  }
+  return decodeMessage(typeName, value, errors);
 }
 
 /** The RBAC filter's own config (an `http_filters[i].typed_config`) at the current path. */
@@ -56,7 +43,7 @@ export function validateRbacFilterConfig(
   value: Uint8Array | undefined,
   errors: ValidationErrors,
 ): RbacConfig | undefined {
-  const filter = decoded(filterCodec, RBAC_FILTER_TYPE, value, errors);
+  const filter = decoded(RBAC_FILTER_TYPE, value, errors);
   return filter && validateRbacFilter(filter, errors);
 }
 
@@ -74,7 +61,7 @@ export function validateRbacPerRoute(
   value: Uint8Array | undefined,
   errors: ValidationErrors,
 ): RbacConfig | undefined {
-  const perRoute = decoded(perRouteCodec, RBAC_PER_ROUTE_TYPE, value, errors);
+  const perRoute = decoded(RBAC_PER_ROUTE_TYPE, value, errors);
   if (!perRoute) return undefined;
   if (!perRoute.rbac) return NO_RULES;
   return errors.field('rbac', () => validateRbacFilter(perRoute.rbac!, errors));

@@ -1,21 +1,18 @@
 // gRFC A33: the fault injection filter's config (`HTTPFault`), in a Listener's HTTP filter chain
 // or in a `typed_per_filter_config` override (the same message in both places), decoded and
 // validated. Pure: the grpc plugin applies it per RPC.
-import { messageCodec } from '../../codec';
 import {
   FractionalPercent_DenominatorType,
   type FaultAbort as FaultAbortProto,
   type FaultDelay as FaultDelayProto,
   type FractionalPercent,
-  type HTTPFault,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { decodeMessage } from '../any';
 import { durationMs } from '../common';
 import type { FaultAbort, FaultDelay, FaultInjectionConfig, FaultPercentage } from './update';
 
 export const FAULT_FILTER_TYPE = 'envoy.extensions.filters.http.fault.v3.HTTPFault';
-
-const codec = messageCodec('envoy.extensions.filters.http.fault.v3.HTTPFault');
 
 const DENOMINATORS: Record<number, FaultPercentage['denominator']> = {
   [FractionalPercent_DenominatorType.HUNDRED]: 100,
@@ -64,10 +61,6 @@ export function grpcCodeForHttpStatus(httpStatus: number): number {
 /** A gRPC code from a number outside 0..16 is UNKNOWN (what a client makes of such a status). */
 export function sanitizeGrpcCode(code: number): number {
   return code >= 0 && code <= MAX_GRPC_CODE ? code : UNKNOWN;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function validatePercentage(
@@ -148,13 +141,8 @@ export function validateFaultConfig(
     errors.add(`unsupported value TypedStruct for ${FAULT_FILTER_TYPE}`);
     return undefined;
   }
-  let fault: HTTPFault;
-  try {
-    fault = codec.decode(value);
-  } catch (e) {
-    errors.add(`can't parse HTTPFault: ${errorText(e)}`);
-    return undefined;
-  }
+  const fault = decodeMessage(FAULT_FILTER_TYPE, value, errors);
+  if (fault === undefined) return undefined;
   const delay = fault.delay
     ? errors.field('delay', () => validateDelay(fault.delay!, errors))
     : undefined;

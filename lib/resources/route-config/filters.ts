@@ -3,7 +3,8 @@
 // table for `http_filters`, so the two agree on what a filter type is.
 import { messageCodec, TYPE_URL_PREFIX, typeNameOfUrl } from '../../codec';
 import type { Any } from '../../generated/protos';
-import type { ValidationErrors } from '../../validation-errors';
+import { errorText, type ValidationErrors } from '../../validation-errors';
+import { decodeMessage } from '../any';
 import { RBAC_FILTER_TYPE, RBAC_PER_ROUTE_TYPE, validateRbacPerRoute } from '../rbac/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from './fault';
 import type { FilterOverride, FilterOverrides } from './update';
@@ -58,10 +59,6 @@ export interface FilterExtension {
   readonly value: Uint8Array | undefined;
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /**
  * Reads a filter config Any at the current path, unwrapping xds.type.v3 / udpa.type.v1
  * TypedStruct to the type it names (as gRPC does). Undefined, with an error, when unusable.
@@ -104,11 +101,7 @@ export function validateRouterConfig(ext: FilterExtension, errors: ValidationErr
     errors.add(`unsupported value TypedStruct for ${ROUTER_FILTER_TYPE}`);
     return;
   }
-  try {
-    messageCodec('envoy.extensions.filters.http.router.v3.Router').decode(ext.value);
-  } catch (e) {
-    errors.add(`can't parse Router: ${errorText(e)}`);
-  }
+  decodeMessage(ROUTER_FILTER_TYPE, ext.value, errors);
 }
 
 /** One override at the current path; undefined when it is skipped (optional) or invalid. */
@@ -117,14 +110,10 @@ function validateOverride(any: Any, errors: ValidationErrors): FilterOverride | 
   let optional = false;
   if (typeNameOfUrl(any.type_url) === FILTER_CONFIG_TYPE) {
     // FilterConfig wraps the real override and can mark it optional.
-    try {
-      const wrapper = messageCodec('envoy.config.route.v3.FilterConfig').decode(any.value);
-      config = wrapper.config;
-      optional = wrapper.isOptional;
-    } catch (e) {
-      errors.add(`can't parse FilterConfig: ${errorText(e)}`);
-      return undefined;
-    }
+    const wrapper = decodeMessage(FILTER_CONFIG_TYPE, any.value, errors);
+    if (wrapper === undefined) return undefined;
+    config = wrapper.config;
+    optional = wrapper.isOptional;
     if (!config) {
       errors.addAt('config', 'field not present');
       return undefined;
