@@ -52,7 +52,7 @@ export default tseslint.config(
         {
           object: 'process',
           property: 'env',
-          message: 'Read the environment only in lib/bootstrap.ts or lib/trace.ts.',
+          message: 'Read the environment only in lib/bootstrap/load.ts or lib/trace.ts.',
         },
       ],
       // Small modules that each do one thing.
@@ -60,7 +60,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['lib/bootstrap.ts', 'lib/trace.ts'],
+    files: ['lib/bootstrap/load.ts', 'lib/trace.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

@@ -40,7 +40,7 @@ export type {
   LocalityConfig,
   AuthorityConfig,
 } from './bootstrap';
-export type { CertificateProviderConfig, FileWatcherConfig } from './bootstrap-certificates';
+export type { CertificateProviderConfig, FileWatcherConfig } from './bootstrap';
 
 // Resource types and their updates. Named one by one: the resource modules also export
 // helpers for the library's own use (validators, regex and domain checks) that are not public.

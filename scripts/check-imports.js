@@ -21,8 +21,7 @@ const LAYERS = [
     // Bottom modules every layer may use; they know nothing above them.
     name: 'shared',
     files: [
-      'bootstrap.ts',
-      'bootstrap-certificates.ts',
+      'bootstrap/',
       'errors.ts',
       'validation-errors.ts',
       'codec.ts',

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { experimental } from '@grpc/grpc-js';
-import type { FileWatcherConfig } from '../bootstrap-certificates';
+import type { FileWatcherConfig } from '../bootstrap';
 import { logError, tracer } from '../trace';
 
 type CaUpdate = experimental.CaCertificateUpdate;

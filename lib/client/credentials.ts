@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { credentials, experimental, status, type ChannelCredentials } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
-import { parseTlsCredsConfig, type FileWatcherConfig } from '../bootstrap-certificates';
+import { parseTlsCredsConfig, type FileWatcherConfig } from '../bootstrap';
 import { XdsError } from '../errors';
 import { ValidationErrors } from '../validation-errors';
 import { FileWatcherCertificateProvider } from './certificate-file-watcher';

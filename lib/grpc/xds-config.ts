@@ -2,7 +2,7 @@
 // channel (gRFC A74's XdsConfig), replaced whole on every change.
 
 import type { NodeConfig } from '../bootstrap';
-import type { CertificateProviderConfig } from '../bootstrap-certificates';
+import type { CertificateProviderConfig } from '../bootstrap';
 import type { DiscoveryMechanism, Priority } from '../clusters';
 import type { XdsError } from '../errors';
 import type { ClusterUpdate } from '../resources/cluster';

@@ -11,7 +11,7 @@ import {
   type CallCredentials,
   type ChannelOptions,
 } from '@grpc/grpc-js';
-import type { CertificateProviderConfig } from '../bootstrap-certificates';
+import type { CertificateProviderConfig } from '../bootstrap';
 import type { DownstreamTlsConfig } from '../resources/listener';
 import { subjectAltNameCheck } from './certificates/san-matcher';
 import {

@@ -1,6 +1,6 @@
 import type { FieldError } from '../errors';
 import type { XdsServerConfig } from '../bootstrap';
-import type { CertificateProviderConfig } from '../bootstrap-certificates';
+import type { CertificateProviderConfig } from '../bootstrap';
 
 /** What a decoder may know besides the bytes: which server sent them, and who will use them. */
 export interface DecodeContext {

@@ -41,7 +41,7 @@ function tree(files: Record<string, string>): string {
 /** A small legal lib/: one file per layer, each importing what its layer may. */
 const LEGAL: Record<string, string> = {
   'errors.ts': 'export class XdsError extends Error {}\n',
-  'bootstrap.ts': "import { XdsError } from './errors';\nexport const b = XdsError;\n",
+  'bootstrap/index.ts': "import { XdsError } from '../errors';\nexport const b = XdsError;\n",
   'generated/protos.ts': 'export interface Cluster { name: string }\n',
   'resources/resource-type.ts':
     "import type { XdsError } from '../errors';\nexport type R = XdsError;\n",

@@ -3,7 +3,7 @@
 //   2. Decode it, and compare `outlierDetection` / `security` or the exact errors.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CertificateProviderConfig } from '../../lib/bootstrap-certificates';
+import type { CertificateProviderConfig } from '../../lib/bootstrap';
 import { clusterResourceType } from '../../lib/resources/cluster';
 import {
   SERVER,

@@ -2,7 +2,7 @@
 // certificate provider instances, and each rule that NACKs it, at its field path.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CertificateProviderConfig } from '../../lib/bootstrap-certificates';
+import type { CertificateProviderConfig } from '../../lib/bootstrap';
 import { listenerResourceType, type ListenerUpdate } from '../../lib/resources/listener';
 import type { DecodeResult } from '../../lib/resources/resource-type';
 import { encodeListener, HCM_TYPE_URL, hcmFields } from './fixtures/listener-fixtures';

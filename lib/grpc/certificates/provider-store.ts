@@ -4,7 +4,7 @@
 // roots (A82's system_root_certs) is a fixed provider.
 import { rootCertificates } from 'node:tls';
 import type { experimental } from '@grpc/grpc-js';
-import type { CertificateProviderConfig } from '../../bootstrap-certificates';
+import type { CertificateProviderConfig } from '../../bootstrap';
 import { FileWatcherCertificateProvider } from '../../client/certificate-file-watcher';
 
 type CertificateProvider = experimental.CertificateProvider;

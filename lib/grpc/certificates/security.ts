@@ -2,7 +2,7 @@
 // the cluster's TLS settings with the bootstrap's provider configs resolved, as plain JSON.
 // The providers themselves are leased by the subchannel's connector (xds-credentials.ts) for as
 // long as it lives, so a cluster's certificates are read only while something connects with them.
-import type { CertificateProviderConfig } from '../../bootstrap-certificates';
+import type { CertificateProviderConfig } from '../../bootstrap';
 import type { SubjectAltNameMatcher, UpstreamTlsConfig } from '../../resources/cluster';
 
 export interface ProviderRef {

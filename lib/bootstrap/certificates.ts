@@ -4,7 +4,8 @@
 // grpc-go, an instance of a plugin we do not know is skipped rather than failing the bootstrap:
 // a resource that names it is then NACKed as naming an instance that is not configured.
 
-import type { ValidationErrors } from './validation-errors';
+import type { ValidationErrors } from '../validation-errors';
+import { durationTextMs, isObject, mustBe, own, type JsonObject } from './json';
 
 /** gRFC A29's `file_watcher` config. At least one of the identity pair and the CA is set. */
 export interface FileWatcherConfig {
@@ -28,8 +29,6 @@ const FILE_FIELDS = [
   ['private_key_file', 'privateKeyFile'],
   ['ca_certificate_file', 'caCertificateFile'],
 ] as const;
-
-type JsonObject = Record<string, unknown>;
 
 /**
  * Validates the top-level `certificate_providers`; a missing field is an empty map. Errors are
@@ -116,7 +115,7 @@ function parseFileWatcher(
   const interval = own(obj, 'refresh_interval');
   let refreshIntervalMs = DEFAULT_REFRESH_INTERVAL_MS;
   if (interval !== undefined) {
-    const ms = durationMs(interval);
+    const ms = durationTextMs(interval);
     if (ms === undefined) {
       errs.addAt(
         'refresh_interval',
@@ -134,26 +133,4 @@ function parseFileWatcher(
     caCertificateFile: files['caCertificateFile'],
     refreshIntervalMs,
   });
-}
-
-/** Proto3 JSON Duration text (`"1.5s"`) → ms, or undefined if it is not one. */
-function durationMs(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const match = /^(\d{1,12})(?:\.(\d{1,9}))?s$/.exec(value);
-  if (!match) return undefined;
-  const fraction = match[2] ?? '';
-  return Number(match[1]) * 1000 + Number(`0.${fraction || '0'}`) * 1000;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function own(obj: Readonly<JsonObject>, name: string): unknown {
-  return Object.hasOwn(obj, name) ? obj[name] : undefined;
-}
-
-function mustBe(what: string, value: unknown): string {
-  const got = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-  return `must be ${what} (got ${got})`;
 }
