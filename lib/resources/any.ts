@@ -47,3 +47,28 @@ function decodeOrRecord<K extends keyof Messages>(
     return undefined;
   }
 }
+
+/**
+ * A `typed_config` that must hold a `fullName`: decoded and handed to `read`, which runs at the
+ * `typed_config` path. Missing, of another type or malformed, it is recorded there and the
+ * result is undefined.
+ */
+export function readTypedConfig<K extends keyof Messages, T>(
+  typed: Any | null,
+  fullName: K,
+  errors: ValidationErrors,
+  read: (message: Messages[K]) => T | undefined,
+): T | undefined {
+  if (typed === null) {
+    errors.addAt('typed_config', 'field not present');
+    return undefined;
+  }
+  return errors.field('typed_config', () => {
+    if (typed.type_url !== typeUrlOf(fullName)) {
+      errors.addAt('type_url', `unsupported value ${typed.type_url}`);
+      return undefined;
+    }
+    const message = decodeAnyValue(fullName, typed, errors);
+    return message === undefined ? undefined : read(message);
+  });
+}

@@ -3,42 +3,29 @@
 // than ignored, because ignoring a security setting would silently weaken the connection.
 import type { CommonTlsContext, TransportSocket } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
-import { decodeAnyValue, typeUrlOf } from '../any';
+import { readTypedConfig } from '../any';
 import { identityProvider, peerValidation, type ProviderNames } from '../common-tls-context';
 import type { UpstreamTlsConfig } from './update';
 
-const UPSTREAM_TLS_CONTEXT_URL = typeUrlOf(
-  'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-);
 /** The TLS settings, or undefined after recording errors. */
 export function upstreamTls(
   socket: TransportSocket,
   errors: ValidationErrors,
   providers: ProviderNames,
 ): UpstreamTlsConfig | undefined {
-  const typed = socket.typedConfig;
-  if (typed === null) {
-    errors.addAt('typed_config', 'field not present');
-    return undefined;
-  }
-  return errors.field('typed_config', () => {
-    if (typed.type_url !== UPSTREAM_TLS_CONTEXT_URL) {
-      errors.addAt('type_url', `unsupported value ${typed.type_url}`);
-      return undefined;
-    }
-    const context = decodeAnyValue(
-      'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-      typed,
-      errors,
-    );
-    if (context === undefined) return undefined;
-    const common = context.commonTlsContext;
-    if (common === null) {
-      errors.addAt('common_tls_context', 'field not present');
-      return undefined;
-    }
-    return errors.field('common_tls_context', () => commonTlsContext(common, errors, providers));
-  });
+  return readTypedConfig(
+    socket.typedConfig,
+    'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+    errors,
+    (context) => {
+      const common = context.commonTlsContext;
+      if (common === null) {
+        errors.addAt('common_tls_context', 'field not present');
+        return undefined;
+      }
+      return errors.field('common_tls_context', () => commonTlsContext(common, errors, providers));
+    },
+  );
 }
 
 function commonTlsContext(

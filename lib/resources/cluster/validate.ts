@@ -13,16 +13,15 @@ import { Cluster_DiscoveryType, RoutingPriority } from '../../generated/protos';
 import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
-import { decodeAnyValue, typeUrlOf } from '../any';
+import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
 import { outlierDetection } from './outlier-detection';
 import { upstreamTls } from './security';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type ClusterUpdate } from './update';
 
 export const AGGREGATE_CLUSTER_TYPE_NAME = 'envoy.clusters.aggregate';
-export const AGGREGATE_CLUSTER_CONFIG_URL = typeUrlOf(
-  'envoy.extensions.clusters.aggregate.v3.ClusterConfig',
-);
+const AGGREGATE_CLUSTER_CONFIG = 'envoy.extensions.clusters.aggregate.v3.ClusterConfig' as const;
+const AGGREGATE_CLUSTER_CONFIG_URL = typeUrlOf(AGGREGATE_CLUSTER_CONFIG);
 
 // Enum members copied once: module-namespace getters are not free on this per-resource path.
 const EDS = Cluster_DiscoveryType.EDS;
@@ -201,23 +200,9 @@ function aggregate(cluster: Cluster, errors: ValidationErrors): Variant | undefi
       errors.addAt('name', `unsupported value ${custom.name === '' ? '""' : custom.name}`);
       return undefined;
     }
-    if (typed === null) {
-      errors.addAt('typed_config', 'field not present');
-      return undefined;
-    }
-    return errors.field('typed_config', () => {
-      // The name says aggregate but the config is of another type: nothing to read.
-      if (typed.type_url !== AGGREGATE_CLUSTER_CONFIG_URL) {
-        errors.addAt('type_url', `unsupported value ${typed.type_url}`);
-        return undefined;
-      }
-      const config = decodeAnyValue(
-        'envoy.extensions.clusters.aggregate.v3.ClusterConfig',
-        typed,
-        errors,
-      );
-      if (config === undefined) return undefined;
-      return errors.field('clusters', () => {
+    // Named aggregate with a config of another type (or none): nothing to read.
+    return readTypedConfig(typed, AGGREGATE_CLUSTER_CONFIG, errors, (config) =>
+      errors.field('clusters', () => {
         if (config.clusters.length === 0) {
           errors.add('must be non-empty');
           return undefined;
@@ -230,9 +215,9 @@ function aggregate(cluster: Cluster, errors: ValidationErrors): Variant | undefi
         return {
           type: 'AGGREGATE',
           prioritizedClusterNames: Object.freeze(config.clusters.slice()),
-        };
-      });
-    });
+        } as const;
+      }),
+    );
   });
 }
 

@@ -8,13 +8,13 @@ import {
   type TransportSocket,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
-import { decodeAnyValue, typeUrlOf } from '../any';
+import { readTypedConfig } from '../any';
 import { identityProvider, peerValidation, type ProviderNames } from '../common-tls-context';
 import type { DownstreamTlsConfig } from './update';
 
 const TLS_SOCKET_NAME = 'envoy.transport_sockets.tls';
-const DOWNSTREAM_TLS_CONTEXT = 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
-const DOWNSTREAM_TLS_CONTEXT_URL = typeUrlOf(DOWNSTREAM_TLS_CONTEXT);
+const DOWNSTREAM_TLS_CONTEXT =
+  'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext' as const;
 
 /** The chain's TLS settings, or undefined after recording errors (at the current path). */
 export function downstreamTls(
@@ -27,18 +27,7 @@ export function downstreamTls(
     errors.addAt('name', `unsupported value "${socket.name}": must be ${TLS_SOCKET_NAME}`);
     return undefined;
   }
-  const typed = socket.typedConfig;
-  if (typed === null) {
-    errors.addAt('typed_config', 'field not present');
-    return undefined;
-  }
-  return errors.field('typed_config', () => {
-    if (typed.type_url !== DOWNSTREAM_TLS_CONTEXT_URL) {
-      errors.addAt('type_url', `unsupported value ${typed.type_url}`);
-      return undefined;
-    }
-    const context = decodeAnyValue(DOWNSTREAM_TLS_CONTEXT, typed, errors);
-    if (context === undefined) return undefined;
+  return readTypedConfig(socket.typedConfig, DOWNSTREAM_TLS_CONTEXT, errors, (context) => {
     const before = errors.count;
     // require_sni is for name-based virtual hosting; ignoring it would accept connections
     // without a matching SNI. OCSP stapling beyond "lenient" is not implemented.
