@@ -16,7 +16,7 @@ export interface LocalityName {
 export interface EndpointAddress {
   /** An IPv4 or IPv6 literal, as sent (IPv6 without brackets). */
   readonly address: string;
-  /** In [1, 65535]. */
+  /** In [0, 65535]: 0 (no port) is kept, as C-core and grpc-go keep it; nothing connects to it. */
   readonly port: number;
 }
 
