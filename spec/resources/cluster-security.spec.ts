@@ -152,6 +152,8 @@ describe('Cluster transport_socket (A29)', () => {
     assert.deepStrictEqual(tlsErrors(undefined), [`${CTX}: field not present`]);
   });
 
+  // Unlike a server's chain (server-listener-tls.spec.ts), a client keeps requiring a root of
+  // trust: without one it could not verify the server at all (issue 20).
   it('requires a way to validate the server certificate', () => {
     assert.deepStrictEqual(tlsErrors({}), [`${VC}: field not present`]);
     assert.deepStrictEqual(tlsErrors({ validationContext: {} }), [
