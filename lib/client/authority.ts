@@ -50,9 +50,9 @@ export class Authority implements ResourceHome, ChannelUser {
     return this.inUse;
   }
 
-  /** The current server's connectivity error: replayed to new watchers. */
-  get connectivityError(): XdsError | undefined {
-    return this.current?.connectivityError;
+  /** The current server's connectivity error for a type: replayed to new watchers. */
+  connectivityErrorOf(typeUrl: string): XdsError | undefined {
+    return this.current?.connectivityErrorOf(typeUrl);
   }
 
   // ---- the cache ----
@@ -71,7 +71,7 @@ export class Authority implements ResourceHome, ChannelUser {
     let byName = this.byType.get(state.type.typeUrl);
     if (!byName) this.byType.set(state.type.typeUrl, (byName = new Map()));
     byName.set(state.name, state);
-    for (const channel of this.inUse) channel.stream.subscribe(state.type.typeUrl, state.name);
+    for (const channel of this.inUse) channel.subscribe(state.type.typeUrl, state.name);
   }
 
   /**
@@ -83,7 +83,7 @@ export class Authority implements ResourceHome, ChannelUser {
     if (byName?.get(state.name) !== state) return false;
     byName.delete(state.name);
     if (byName.size === 0) this.byType.delete(state.type.typeUrl);
-    for (const channel of this.inUse) channel.stream.unsubscribe(state.type.typeUrl, state.name);
+    for (const channel of this.inUse) channel.unsubscribe(state.type.typeUrl, state.name);
     return true;
   }
 
@@ -101,8 +101,10 @@ export class Authority implements ResourceHome, ChannelUser {
    * being served from the cache while the server is retried. (A NACKed resource has had its
    * verdict: a fallback would not make it valid.)
    */
-  hasUncached(): boolean {
-    for (const state of this.allResources()) if (state.status === 'REQUESTED') return true;
+  hasUncached(ofType: (typeUrl: string) => boolean = () => true): boolean {
+    for (const state of this.allResources()) {
+      if (state.status === 'REQUESTED' && ofType(state.type.typeUrl)) return true;
+    }
     return false;
   }
 
@@ -121,9 +123,9 @@ export class Authority implements ResourceHome, ChannelUser {
       channel.users.add(this);
       this.inUse.push(channel);
       for (const state of this.allResources()) {
-        channel.stream.subscribe(state.type.typeUrl, state.name);
+        channel.subscribe(state.type.typeUrl, state.name);
       }
-      if (!channel.connectivityError) break;
+      if (!channel.failing) break;
     }
     return this.current !== before;
   }
@@ -147,10 +149,10 @@ export class Authority implements ResourceHome, ChannelUser {
    * (gRFC A57: a timer runs only while the stream that requested the resource is up).
    */
   restartTimers(timeoutMs: number, onExpired: (state: ResourceState<unknown>) => void): void {
-    const stream = this.current?.stream;
+    const current = this.current;
     for (const state of this.allResources()) {
       state.streamEnded();
-      if (stream?.isRequested(state.type.typeUrl, state.name)) {
+      if (current?.isRequested(state.type.typeUrl, state.name)) {
         state.requestWritten(timeoutMs, onExpired);
       }
     }
@@ -172,7 +174,7 @@ export class Authority implements ResourceHome, ChannelUser {
     channel.users.delete(this);
     if (channel.users.size > 0) {
       for (const state of this.allResources()) {
-        channel.stream.unsubscribe(state.type.typeUrl, state.name);
+        channel.unsubscribe(state.type.typeUrl, state.name);
       }
     } else {
       this.pool.release(channel);

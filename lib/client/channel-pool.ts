@@ -1,13 +1,13 @@
 import type { ChannelCredentials } from '@grpc/grpc-js';
 import { serverKey, type Bootstrap, type XdsServerConfig } from '../bootstrap';
-import type { AdsStream, AdsStreamEvents } from './ads-stream';
+import type { AdsStreamEvents } from './ads-stream';
 import { Backoff, type BackoffOptions } from './backoff';
 import { channelCredentials } from './credentials';
 import { DeltaAdsStream } from './delta-stream';
 import { GrpcTransport } from './grpc-transport';
 import { RestTransport } from './rest-transport';
 import { buildNode } from './node';
-import { ServerChannel, type AppliedResources } from './server-channel';
+import { ServerChannel, type AppliedResources, type StreamKey } from './server-channel';
 import { SotwAdsStream } from './sotw-stream';
 import type { XdsTransport, XdsTransportFactory } from './transport';
 import { FileTransport } from './file-transport';
@@ -19,6 +19,13 @@ export interface ChannelPoolOptions {
   readonly transportFactory?: XdsTransportFactory | undefined;
 }
 
+/** What a stream closed for want of users leaves for its successor. */
+interface PastStream {
+  readonly backoff: Backoff;
+  /** When its next attempt was due (0 if none was waiting). */
+  readonly retryAt: number;
+}
+
 /**
  * The client's server channels, one per xDS server key whatever the number of authorities
  * using it (one ADS stream per server), and the credentials of every server of the bootstrap.
@@ -28,13 +35,16 @@ export class ChannelPool {
   /** Per server key: credentials built, and their files read, at construction. */
   private readonly credentials = new Map<string, ChannelCredentials>();
   /** What a channel closed for want of users leaves for its successor (see acquire). */
-  private readonly pastChannels = new Map<string, { backoff: Backoff; retryAt: number }>();
+  private readonly pastChannels = new Map<string, Map<StreamKey, PastStream>>();
 
   constructor(
     private readonly bootstrap: Bootstrap,
     private readonly options: ChannelPoolOptions,
     /** The stream's events, bound to its channel. */
-    private readonly eventsFor: (channel: () => ServerChannel) => AdsStreamEvents<AppliedResources>,
+    private readonly eventsFor: (
+      channel: ServerChannel,
+      stream: StreamKey,
+    ) => AdsStreamEvents<AppliedResources>,
   ) {
     if (!options.transportFactory) this.buildCredentials();
   }
@@ -67,26 +77,33 @@ export class ChannelPool {
     const key = serverKey(server);
     const open = this.channels.get(key);
     if (open) return open;
-    // A server disconnected for want of watches keeps its backoff when it is needed again:
+    // A server disconnected for want of watches keeps its backoffs when it is needed again:
     // re-watching must never be a way around the reconnect backoff. Its old error is not
     // replayed: new watchers hear of the next attempt, which waits out the backoff.
     const past = this.pastChannels.get(key);
     this.pastChannels.delete(key);
-    const backoff = past?.backoff ?? new Backoff(this.options.backoff);
     const transport = this.options.transportFactory?.(server) ?? this.newTransport(server, key);
     // The wire protocol is the server entry's api_type; everything above it is shared.
     const delta = server.apiType === 'AGGREGATED_DELTA_GRPC' || server.apiType === 'DELTA_GRPC';
+    const perType = server.apiType === 'GRPC' || server.apiType === 'DELTA_GRPC';
     const Stream = delta ? DeltaAdsStream : SotwAdsStream;
-    const stream: AdsStream<AppliedResources> = new Stream<AppliedResources>(
-      server,
-      transport,
-      buildNode(this.bootstrap.node),
-      backoff,
-      this.bootstrap.node.id,
-      this.eventsFor(() => channel),
-      past?.retryAt ?? 0,
-    );
-    const channel = new ServerChannel(server, key, transport, stream, backoff);
+    const node = buildNode(this.bootstrap.node);
+    const channel: ServerChannel = new ServerChannel(server, key, transport, perType, (stream) => {
+      const before = past?.get(stream);
+      const backoff = before?.backoff ?? new Backoff(this.options.backoff);
+      return {
+        backoff,
+        stream: new Stream<AppliedResources>(
+          server,
+          transport,
+          node,
+          backoff,
+          this.bootstrap.node.id,
+          this.eventsFor(channel, stream),
+          before?.retryAt ?? 0,
+        ),
+      };
+    });
     this.channels.set(key, channel);
     return channel;
   }
@@ -101,18 +118,19 @@ export class ChannelPool {
   /** Closes a channel no authority uses any more, keeping its backoff for a successor. */
   release(channel: ServerChannel): void {
     if (channel.users.size > 0 || this.channels.get(channel.key) !== channel) return;
-    this.pastChannels.set(channel.key, {
-      backoff: channel.backoff,
-      retryAt: channel.stream.retryAt,
-    });
-    channel.stream.close();
+    const past = new Map<StreamKey, PastStream>();
+    for (const [key, { stream, backoff }] of channel.openStreams) {
+      past.set(key, { backoff, retryAt: stream.retryAt });
+    }
+    this.pastChannels.set(channel.key, past);
+    channel.close();
     channel.transport.close();
     this.channels.delete(channel.key);
   }
 
   closeAll(): void {
     for (const channel of this.channels.values()) {
-      channel.stream.close();
+      channel.close();
       channel.transport.close();
     }
     this.channels.clear();

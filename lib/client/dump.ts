@@ -40,7 +40,7 @@ export function dumpAuthorities(authorities: Iterable<Authority>): ResourceDump[
   for (const authority of authorities) {
     const channel = authority.current;
     for (const state of authority.allResources()) {
-      const error = state.error ?? channel?.connectivityError;
+      const error = state.error ?? channel?.connectivityErrorOf(state.type.typeUrl);
       out.push({
         typeUrl: state.type.typeUrl,
         name: state.name,

@@ -1,11 +1,9 @@
 // The per-type gRPC transports (api_type GRPC and DELTA_GRPC): the protocol document's "Basic
 // xDS" and "Incremental xDS", a separate stream per resource type on the service of that type.
-// The core speaks one ADS call; PerTypeCall presents the per-type streams as one: it routes
-// each request to its type's stream (opened on the type's first request), gives every stream
-// the node on its first request, and merges the streams' responses. Each stream has its own
-// nonces and versions already, since the core keeps them per type.
+// The core runs one AdsStream per type on these api_types (server-channel.ts), so each type's
+// stream fails, backs off and resumes on its own; each AdsStream's call is a PerTypeCall, which
+// opens its type's stream on the type's first request.
 import { messageCodec } from '../codec';
-import type { Node } from '../generated/protos';
 import { logError } from '../trace';
 import type { AdsCall, AdsCallHandlers } from './transport';
 
@@ -40,86 +38,56 @@ export function perTypeMethod(typeUrl: string, delta: boolean): string | undefin
 const sotwRequestCodec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
 const deltaRequestCodec = messageCodec('envoy.service.discovery.v3.DeltaDiscoveryRequest');
 
-/** What both request messages have that routing needs. */
-interface RoutedRequest {
-  typeUrl: string;
-  node: Node | null;
-}
-
 /** Opens one bidi stream of the channel on a method. */
 export type OpenStream = (method: string, handlers: AdsCallHandlers) => AdsCall;
 
 /**
- * One ADS call made of per-type streams. The streams live and die together: when one ends
- * (an error, or the server closing it), the others are cancelled and the core sees the call
- * end with that stream's status, then reconnects every type with its usual backoff. A per-type
- * stream that failed alone would otherwise leave the core's nonces for that type pointing at a
- * stream that is gone, and its A57 connectivity rules are written for one call.
+ * The call of one type's AdsStream: its first request names the type, and so the service and
+ * method of the stream, which opens then. Every request of the call is of that type.
  */
 export class PerTypeCall implements AdsCall {
-  private readonly streams = new Map<string, AdsCall>();
-  private readonly codec: typeof sotwRequestCodec | typeof deltaRequestCodec;
-  /** The node of the call's first request: every stream's first request carries it. */
-  private node: Node | null = null;
-  /** Types with no per-type service, logged once. */
-  private readonly unserved = new Set<string>();
-  private ended = false;
+  private stream: AdsCall | undefined;
+  private typeUrl: string | undefined;
+  private cancelled = false;
 
   constructor(
     private readonly handlers: AdsCallHandlers,
     private readonly open: OpenStream,
     private readonly delta: boolean,
     private readonly serverUri: string,
-  ) {
-    this.codec = delta ? deltaRequestCodec : sotwRequestCodec;
-  }
+  ) {}
 
   write(bytes: Uint8Array, onWritten: () => void): void {
-    if (this.ended) return;
-    const request = this.codec.decode(bytes) as unknown as RoutedRequest;
-    if (request.node) this.node = request.node;
-    const stream = this.streams.get(request.typeUrl);
-    if (stream) {
-      stream.write(bytes, onWritten);
+    if (this.cancelled) return;
+    if (this.stream) {
+      this.stream.write(bytes, onWritten);
       return;
     }
-    const method = perTypeMethod(request.typeUrl, this.delta);
+    if (this.typeUrl !== undefined) {
+      onWritten(); // a type with no per-type service: see below
+      return;
+    }
+    const codec = this.delta ? deltaRequestCodec : sotwRequestCodec;
+    this.typeUrl = (codec.decode(bytes) as { typeUrl: string }).typeUrl;
+    const method = perTypeMethod(this.typeUrl, this.delta);
     if (method === undefined) {
       // No per-type service exists for it: its resources are left to the does-not-exist timer.
-      if (!this.unserved.has(request.typeUrl)) {
-        this.unserved.add(request.typeUrl);
-        logError(
-          `xds-client: ${this.serverUri}: no per-type xDS service for ${request.typeUrl}; ` +
-            'use an ADS api_type for it',
-        );
-      }
+      logError(
+        `xds-client: ${this.serverUri}: no per-type xDS service for ${this.typeUrl}; ` +
+          'use an ADS api_type for it',
+      );
       onWritten();
       return;
     }
-    const opened = this.open(method, {
-      onMessage: (message) => {
-        if (!this.ended) this.handlers.onMessage(message);
-      },
-      onEnd: (code, details) => this.end(code, `${method}: ${details}`),
+    this.stream = this.open(method, {
+      onMessage: (message) => this.handlers.onMessage(message),
+      onEnd: (code, details) => this.handlers.onEnd(code, `${method}: ${details}`),
     });
-    this.streams.set(request.typeUrl, opened);
-    let first = bytes;
-    if (!request.node && this.node) {
-      request.node = this.node;
-      first = this.codec.encode(request as never);
-    }
-    opened.write(first, onWritten);
+    this.stream.write(bytes, onWritten);
   }
 
   cancel(): void {
-    this.ended = true;
-    for (const stream of this.streams.values()) stream.cancel();
-    this.streams.clear();
-  }
-
-  private end(code: number, details: string): void {
-    if (this.ended) return;
-    this.cancel();
-    this.handlers.onEnd(code, details);
+    this.cancelled = true;
+    this.stream?.cancel();
   }
 }

@@ -9,12 +9,12 @@ export type ResourceStatus = 'REQUESTED' | 'ACKED' | 'NACKED' | 'DOES_NOT_EXIST'
 
 /** Where a resource lives: the one part of a server channel a ResourceState needs. */
 export interface ResourceHome {
-  /** The connectivity error of the server, replayed to new watchers. */
-  readonly connectivityError: XdsError | undefined;
+  /** The connectivity error of the server for a type, replayed to new watchers. */
+  connectivityErrorOf(typeUrl: string): XdsError | undefined;
 }
 
 /** The home of a resource no server serves (its name's authority is not in the bootstrap). */
-const NO_HOME: ResourceHome = { connectivityError: undefined };
+const NO_HOME: ResourceHome = { connectivityErrorOf: () => undefined };
 
 interface WatcherEntry<T> {
   readonly watcher: ResourceWatcher<T>;
@@ -297,12 +297,12 @@ export class ResourceState<T> {
     const resource = this._resource;
     if (resource !== undefined) {
       invokeWatcher(watcher, (w) => w.onResourceChanged(resource));
-      for (const error of [this._error, this.home.connectivityError]) {
+      for (const error of [this._error, this.home.connectivityErrorOf(this.type.typeUrl)]) {
         if (error && entry.active) invokeWatcher(watcher, (w) => w.onAmbientError?.(error));
       }
       return;
     }
-    const error = this._error ?? this.home.connectivityError;
+    const error = this._error ?? this.home.connectivityErrorOf(this.type.typeUrl);
     if (error && entry.active) invokeWatcher(watcher, (w) => w.onResourceError(error));
   }
 }

@@ -20,25 +20,107 @@ export interface ChannelUser {
 }
 
 /**
- * One xDS server: its stream, its connectivity state, and the authorities using it. Its stream
- * subscribes every resource of those authorities; responses apply to the ones it is current for.
+ * The key of the stream that carries a type: '' for the one stream of an aggregated (or REST,
+ * or FILESYSTEM) server; the type URL itself on the per-type api_types (GRPC, DELTA_GRPC), whose
+ * streams fail, back off and resume each on its own.
+ */
+export type StreamKey = string;
+
+/** Whether the stream `key` carries resources of `typeUrl`. */
+export function carries(key: StreamKey, typeUrl: string): boolean {
+  return key === '' || key === typeUrl;
+}
+
+/** One stream of a channel, with the backoff of its reconnects. */
+export interface ChannelStream {
+  readonly stream: AdsStream<AppliedResources>;
+  readonly backoff: Backoff;
+}
+
+/**
+ * One xDS server: its streams, its connectivity state, and the authorities using it. Its
+ * streams subscribe every resource of those authorities; responses apply to the ones it is
+ * current for.
  */
 export class ServerChannel {
-  /** Set when a stream failed before any response; cleared by the next stream's first one. */
-  connectivityError: XdsError | undefined;
+  /** Set when a stream failed before any response; cleared by the next one's first response. */
+  private readonly failures = new Map<StreamKey, XdsError>();
   /** Per type, the version of the last response processed (for the dump). */
   readonly systemVersions = new Map<string, string>();
   /** The authorities with this server among those they use (its primary, or a fallback). */
   readonly users = new Set<ChannelUser>();
+  private readonly streams = new Map<StreamKey, ChannelStream>();
 
   constructor(
     readonly config: XdsServerConfig,
     /** serverKey(config): the channel's key in the client's maps. */
     readonly key: string,
     readonly transport: XdsTransport,
-    readonly stream: AdsStream<AppliedResources>,
-    readonly backoff: Backoff,
+    /** Whether each type has a stream of its own (api_type GRPC, DELTA_GRPC). */
+    private readonly perType: boolean,
+    /** Opens the stream `key` (called on the first subscription it carries). */
+    private readonly openStream: (key: StreamKey) => ChannelStream,
   ) {}
+
+  /** The key of the stream that carries `typeUrl`. */
+  streamKeyOf(typeUrl: string): StreamKey {
+    return this.perType ? typeUrl : '';
+  }
+
+  /** The streams opened so far, by key. */
+  get openStreams(): ReadonlyMap<StreamKey, ChannelStream> {
+    return this.streams;
+  }
+
+  private streamOf(typeUrl: string): AdsStream<AppliedResources> {
+    const key = this.streamKeyOf(typeUrl);
+    let entry = this.streams.get(key);
+    if (!entry) this.streams.set(key, (entry = this.openStream(key)));
+    return entry.stream;
+  }
+
+  subscribe(typeUrl: string, name: string): void {
+    this.streamOf(typeUrl).subscribe(typeUrl, name);
+  }
+
+  unsubscribe(typeUrl: string, name: string): void {
+    this.streams.get(this.streamKeyOf(typeUrl))?.stream.unsubscribe(typeUrl, name);
+  }
+
+  /** Whether `name` is subscribed and a request of its type went out on its current stream. */
+  isRequested(typeUrl: string, name: string): boolean {
+    return !!this.streams.get(this.streamKeyOf(typeUrl))?.stream.isRequested(typeUrl, name);
+  }
+
+  /** Sends pending subscription changes now rather than at the end of the tick. */
+  flushNow(): void {
+    for (const { stream } of this.streams.values()) stream.flushNow();
+  }
+
+  /** Ends every stream for good. */
+  close(): void {
+    for (const { stream } of this.streams.values()) stream.close();
+  }
+
+  /** The connectivity error of the stream carrying `typeUrl`: replayed to new watchers. */
+  connectivityErrorOf(typeUrl: string): XdsError | undefined {
+    return this.failures.get(this.streamKeyOf(typeUrl));
+  }
+
+  /** Whether a stream of the server failed before any response and has not answered since. */
+  get failing(): boolean {
+    return this.failures.size > 0;
+  }
+
+  /** The stream `key` failed before any response (gRFC A57). */
+  streamFailed(key: StreamKey, error: XdsError): void {
+    this.failures.set(key, error);
+  }
+
+  /** The stream `key` had its first response: the server is reachable for its types. */
+  streamConnected(key: StreamKey): void {
+    this.failures.delete(key);
+  }
 
   /** The cache entry `name` of an authority this server is current for. */
   lookup(typeUrl: string, name: string): ResourceState<unknown> | undefined {

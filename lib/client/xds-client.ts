@@ -15,7 +15,12 @@ import {
 import { cachedVersions, dumpAuthorities, type ResourceDump } from './dump';
 import { Authority, serversOf } from './authority';
 import { ChannelPool } from './channel-pool';
-import type { AppliedResources, ServerChannel } from './server-channel';
+import {
+  carries,
+  type AppliedResources,
+  type ServerChannel,
+  type StreamKey,
+} from './server-channel';
 import type { XdsClientEvents } from './events';
 import { processResponse, rejectType } from './response-processor';
 import { parseResourceName } from './resource-name';
@@ -67,8 +72,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.options = options;
     this.bootstrap = loadBootstrap(options.bootstrap);
     this.resourceTimeoutMs = options.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
-    this.channels = new ChannelPool(this.bootstrap, options, (channel) =>
-      this.streamEvents(channel),
+    this.channels = new ChannelPool(this.bootstrap, options, (channel, stream) =>
+      this.streamEvents(channel, stream),
     );
     this.metrics = startMetrics(
       this,
@@ -107,7 +112,9 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       authority.add(state as ResourceState<unknown>);
       // A71: a new uncached resource while the current server is failing is a reason to fall
       // back now (the failure itself may have found everything cached).
-      if (!authority.current || authority.connectivityError) this.connectNext(authority);
+      if (!authority.current || authority.connectivityErrorOf(type.typeUrl)) {
+        this.connectNext(authority);
+      }
     }
     const remove = state.addWatcher(watcher);
     const owner = state;
@@ -226,7 +233,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       this.forgetting.clear();
       for (const home of touched) {
         if (!home.isEmpty) {
-          for (const channel of home.channels) channel.stream.flushNow();
+          for (const channel of home.channels) channel.flushNow();
         } else if (this.authorities.get(home.name) === home) {
           home.disconnect();
           this.authorities.delete(home.name);
@@ -235,16 +242,20 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     });
   }
 
-  /** What a server channel's stream reports, bound to its channel. */
-  private streamEvents(channel: () => ServerChannel): AdsStreamEvents<AppliedResources> {
+  /** What a server channel's stream reports, bound to its channel and the stream's key. */
+  private streamEvents(
+    channel: ServerChannel,
+    stream: StreamKey,
+  ): AdsStreamEvents<AppliedResources> {
     return {
-      onResponse: (response) => this.onResponse(channel(), response),
-      onUnchangedResponse: (shape, applied) => this.onUnchangedResponse(channel(), shape, applied),
-      cachedVersions: (typeUrl) => cachedVersions(channel(), typeUrl),
-      onRejected: (typeUrl, message) => this.onRejected(channel(), typeUrl, message),
-      onConnected: () => this.onConnected(channel()),
-      onRequestWritten: (request) => this.onRequestWritten(channel(), request),
-      onStreamEnded: (error, hadResponse) => this.onStreamEnded(channel(), error, hadResponse),
+      onResponse: (response) => this.onResponse(channel, response),
+      onUnchangedResponse: (shape, applied) => this.onUnchangedResponse(channel, shape, applied),
+      cachedVersions: (typeUrl) => cachedVersions(channel, typeUrl),
+      onRejected: (typeUrl, message) => this.onRejected(channel, typeUrl, message),
+      onConnected: () => this.onConnected(channel, stream),
+      onRequestWritten: (request) => this.onRequestWritten(channel, request),
+      onStreamEnded: (error, hadResponse) =>
+        this.onStreamEnded(channel, stream, error, hadResponse),
     };
   }
 
@@ -365,8 +376,8 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
    * A stream's first response. gRFC A71: every authority using the server below its current
    * one goes back to it, and drops the servers below it.
    */
-  private onConnected(channel: ServerChannel): void {
-    channel.connectivityError = undefined;
+  private onConnected(channel: ServerChannel, stream: StreamKey): void {
+    channel.streamConnected(stream);
     this.notify('connected', () => ({ server: channel.config.serverUri }));
     for (const authority of this.authorities.values()) {
       const previous = authority.recover(channel);
@@ -405,29 +416,41 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     state.notifyResourceError(error);
   };
 
+  /**
+   * A stream ended. On the per-type api_types, the stream is one type's only: the other types'
+   * streams, their timers and their resources are not touched.
+   */
   private onStreamEnded(
     channel: ServerChannel,
+    stream: StreamKey,
     error: XdsError | undefined,
     hadResponse: boolean,
   ): void {
     const served = [...this.authorities.values()].filter((a) => a.current === channel);
+    const ofStream = (typeUrl: string) => carries(stream, typeUrl);
     // Timers belong to a stream: the next one owes every uncached resource a fresh verdict.
     for (const authority of served) {
-      for (const state of authority.allResources()) state.streamEnded();
+      for (const state of authority.allResources()) {
+        if (ofStream(state.type.typeUrl)) state.streamEnded();
+      }
     }
     this.notify('disconnected', () => ({ server: channel.config.serverUri, error, hadResponse }));
     if (!error) return;
-    // gRFC A57: a connectivity failure. Nothing cached is dropped.
-    channel.connectivityError = error;
+    // gRFC A57: a connectivity failure, for the stream's types only. Nothing cached is dropped.
+    channel.streamFailed(stream, error);
     for (const authority of served) {
       // A71: fall back while a watched resource is uncached; watchers hear of the failure
       // only when no server is left to try (those in use keep retrying).
-      if (authority.hasUncached() && this.connectNext(authority) && !authority.connectivityError) {
+      if (
+        authority.hasUncached(ofStream) &&
+        this.connectNext(authority) &&
+        !authority.current?.failing
+      ) {
         continue;
       }
       for (const state of [...authority.allResources()]) {
         if (this.closed) return;
-        state.notifyError(error);
+        if (ofStream(state.type.typeUrl)) state.notifyError(error);
       }
     }
   }

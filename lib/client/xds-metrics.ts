@@ -115,7 +115,7 @@ export function startMetrics(
     if (event.error === undefined) return;
     for (const channel of channels()) {
       if (channel.config.serverUri !== event.server) continue;
-      if (channel.connectivityError !== undefined) return;
+      if (channel.failing) return;
       instruments.serverFailure.add(1, {
         'grpc.target': client.clientScope,
         'grpc.xds.server': event.server,
@@ -185,7 +185,7 @@ function instrumentsOf(provider: MeterProvider): Instruments {
 function observeConnected(sources: ReadonlySet<MetricSource>, result: ObservableResult): void {
   for (const { client, channels } of sources) {
     for (const channel of channels()) {
-      result.observe(channel.connectivityError === undefined ? 1 : 0, {
+      result.observe(channel.failing ? 0 : 1, {
         'grpc.target': client.clientScope,
         'grpc.xds.server': channel.config.serverUri,
       });
