@@ -122,6 +122,8 @@ export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
   protected readonly types = new Map<string, S>();
   protected call: AdsCall | undefined;
   private hadResponse = false;
+  /** When the current stream started (ms since epoch): how long a healthy stream lived. */
+  private startedAt = 0;
   protected nodeSent = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDue = 0;
@@ -208,6 +210,7 @@ export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
 
   private start(): void {
     this.hadResponse = false;
+    this.startedAt = Date.now();
     this.nodeSent = false;
     for (const state of this.types.values()) {
       state.nonce = '';
@@ -331,10 +334,24 @@ export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
         `${this.server.serverUri}: stream ended (${code} ${details}); response seen: ${hadResponse}`,
       );
     }
-    // A healthy stream resets the backoff, but the next one still waits the initial delay.
-    if (hadResponse) this.backoff.reset();
-    this.startAfter(this.backoff.next());
+    const delay = this.reconnectDelay(hadResponse);
+    if (delay > 0) this.startAfter(delay);
     this.events.onStreamEnded(error, hadResponse);
+    if (delay <= 0 && !this.closed && !this.call && !this.retryTimer) this.start();
+  }
+
+  /**
+   * The wait before the next stream. After a stream that failed before any response: the next
+   * backoff delay. After a healthy stream (one that had a response): the backoff is reset, and
+   * the next stream starts once the initial delay has passed since the last one started — at
+   * once after a stream that lived longer than that (a server rolling over, a load balancer
+   * recycling connections), and never more often than once per initial delay against a server
+   * that answers and closes at once (grpc-java's rule; grpc-go and C-core reconnect at once).
+   */
+  private reconnectDelay(hadResponse: boolean): number {
+    if (!hadResponse) return this.backoff.next();
+    this.backoff.reset();
+    return Math.max(0, this.backoff.next() - (Date.now() - this.startedAt));
   }
 
   private startAfter(delayMs: number): void {
