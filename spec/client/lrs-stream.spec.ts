@@ -1,4 +1,4 @@
-// One LRS stream (lib/client/lrs-stream.ts) against the test server's LoadReportingService:
+// One LRS stream (lib/client/lrs/lrs-stream.ts) against the test server's LoadReportingService:
 // the node on each stream's first request, reports at the server's interval with the measured
 // interval, an idle client quiet after one empty report, reconnection with backoff without
 // losing counts, and close() leaving nothing running.
@@ -8,8 +8,8 @@ import { createHook } from 'node:async_hooks';
 import { status } from '@grpc/grpc-js';
 import type { BackoffOptions } from '../../lib';
 import { loadBootstrap, type Bootstrap } from '../../lib/bootstrap';
-import { LRS_SEND_ALL_CLUSTERS_FEATURE, LrsStream } from '../../lib/client/lrs-stream';
-import { CLIENT_FEATURES } from '../../lib/client/node';
+import { LRS_SEND_ALL_CLUSTERS_FEATURE, LrsStream } from '../../lib/client/lrs/lrs-stream';
+import { CLIENT_FEATURES } from '../../lib/client/transport/node';
 import { ManagementServer, type RecordedLoadReport } from '../../lib/testing';
 import { trackTimers } from '../grpc/helpers/backends';
 import { TEST_BACKOFF } from '../helpers/constants';
