@@ -136,7 +136,7 @@ describe('LrsStream', () => {
     // A wide backoff, so that the spec can count while the stream is surely down: a report
     // written in the instant between the server's end and the client seeing it is lost with the
     // stream (nothing acknowledges LRS reports), and that is not what this spec is about.
-    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs-stream/);
+    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs[\\/]lrs-stream/);
     try {
       const s = await start({ backoff: { ...TEST_BACKOFF, initialMs: 300, maxMs: 300 } });
       server.setLoadReporting({ sendAllClusters: true, intervalMs: 10 });
@@ -167,7 +167,7 @@ describe('LrsStream', () => {
   });
 
   it('close() ends the stream and clears every timer, even during a backoff', async () => {
-    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs-stream/);
+    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs[\\/]lrs-stream/);
     try {
       const s = await start();
       server.setLoadReporting({ sendAllClusters: true, intervalMs: 10 });

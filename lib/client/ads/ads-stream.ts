@@ -55,8 +55,18 @@ export interface DeltaResponse {
   readonly removed: readonly string[];
 }
 
+/**
+ * What an ACKed response set or confirmed in the client's cache, kept beside the response's
+ * bytes: if the response is re-sent unchanged, these entries move to the new version without
+ * decoding anything (decision 0008).
+ */
+export interface ConfirmedEntry {
+  readonly name: string;
+  markAcked(version: string, now: Date): void;
+}
+
 /** How the client judged a response: ACK, or NACK with every problem in one message. */
-export interface ResponseVerdict<Memo = unknown> {
+export interface ResponseVerdict {
   /** Set to NACK the response. */
   readonly nack?: string;
   /**
@@ -68,20 +78,20 @@ export interface ResponseVerdict<Memo = unknown> {
    * What the client wants back if this response, once ACKed, is re-sent unchanged (the cache
    * entries it set or confirmed). Kept beside the response's bytes, and forgotten with them.
    */
-  readonly memo?: Memo;
+  readonly memo?: readonly ConfirmedEntry[];
 }
 
 /** The stream reports upward through these, and knows nothing else of the client. */
-export interface AdsStreamEvents<Memo> {
+export interface AdsStreamEvents {
   /** A response arrived. `undefined` means its type is unknown: neither ACK nor NACK. */
-  onResponse(response: WireResponse): ResponseVerdict<Memo> | undefined;
+  onResponse(response: WireResponse): ResponseVerdict | undefined;
   /**
    * SotW: a response arrived whose resources are byte-for-byte those of the last response of
    * its type on this stream, which was ACKed, and no name was subscribed or dropped since: it
    * would change nothing but versions. `memo` is the one that response's verdict carried.
    * Returns false to have it decoded and processed normally.
    */
-  onUnchangedResponse(response: ResponseShape, memo: Memo): boolean;
+  onUnchangedResponse(response: ResponseShape, memo: readonly ConfirmedEntry[]): boolean;
   /** Delta: the versions of the cached resources of a type, for a stream's first request. */
   cachedVersions(typeUrl: string): ReadonlyMap<string, string>;
   /**
@@ -118,7 +128,7 @@ export interface TypeStateBase {
  * first request, one request per type per tick). What a request says and how a response is
  * read is the protocol's: SotwAdsStream (sotw-stream.ts) or DeltaAdsStream (delta-stream.ts).
  */
-export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
+export abstract class AdsStream<S extends TypeStateBase = TypeStateBase> {
   protected readonly types = new Map<string, S>();
   protected call: AdsCall | undefined;
   private hadResponse = false;
@@ -136,7 +146,7 @@ export abstract class AdsStream<Memo, S extends TypeStateBase = TypeStateBase> {
     protected readonly node: Node,
     private readonly backoff: Backoff,
     private readonly nodeId: string,
-    protected readonly events: AdsStreamEvents<Memo>,
+    protected readonly events: AdsStreamEvents,
     /** No stream starts before this time (ms since epoch): a predecessor's pending backoff. */
     private readonly notBefore = 0,
   ) {}

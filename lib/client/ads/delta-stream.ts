@@ -17,7 +17,7 @@ interface DeltaTypeState extends TypeStateBase {
  * ones carry only the names subscribed and dropped since, and the nonce of the response they
  * ACK or NACK. Versions are per resource and live in the cache, not here.
  */
-export class DeltaAdsStream<Memo> extends AdsStream<Memo, DeltaTypeState> {
+export class DeltaAdsStream extends AdsStream<DeltaTypeState> {
   protected newTypeState(): DeltaTypeState {
     return {
       names: new Set(),

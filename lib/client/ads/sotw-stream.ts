@@ -2,6 +2,7 @@ import { messageCodec } from '../../codec';
 import {
   AdsStream,
   trace,
+  type ConfirmedEntry,
   type ResponseVerdict,
   type SentRequest,
   type TypeStateBase,
@@ -11,14 +12,15 @@ import { scanResponse, type ResponseShape } from './response-scan';
 const requestCodec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
 const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
 
-interface SotwTypeState<Memo> extends TypeStateBase {
+interface SotwTypeState extends TypeStateBase {
   /** Last ACKed version: kept across streams, sent on the first request of the next one. */
   version: string;
   /**
    * The last response of this type on this stream, if it was ACKed: its resources' bytes and
    * its verdict's memo. The one record of what an unchanged re-send would confirm.
    */
-  lastAcked: { readonly resources: Uint8Array; readonly memo: Memo } | undefined;
+  lastAcked:
+    { readonly resources: Uint8Array; readonly memo: readonly ConfirmedEntry[] } | undefined;
   /** A name was subscribed or dropped since the last response was processed. */
   namesChanged: boolean;
   /**
@@ -33,8 +35,8 @@ interface SotwTypeState<Memo> extends TypeStateBase {
  * name list and last ACKed version; an unchanged re-send is recognised before decoding
  * (decision 0008).
  */
-export class SotwAdsStream<Memo> extends AdsStream<Memo, SotwTypeState<Memo>> {
-  protected newTypeState(): SotwTypeState<Memo> {
+export class SotwAdsStream extends AdsStream<SotwTypeState> {
+  protected newTypeState(): SotwTypeState {
     return {
       names: new Set(),
       version: '',
@@ -48,17 +50,17 @@ export class SotwAdsStream<Memo> extends AdsStream<Memo, SotwTypeState<Memo>> {
     };
   }
 
-  protected nameAdded(state: SotwTypeState<Memo>): void {
+  protected nameAdded(state: SotwTypeState): void {
     state.namesChanged = true;
     state.namesCache = undefined;
   }
 
-  protected nameRemoved(state: SotwTypeState<Memo>): void {
+  protected nameRemoved(state: SotwTypeState): void {
     state.namesChanged = true;
     state.namesCache = undefined;
   }
 
-  private namesOf(state: SotwTypeState<Memo>): NonNullable<SotwTypeState<Memo>['namesCache']> {
+  private namesOf(state: SotwTypeState): NonNullable<SotwTypeState['namesCache']> {
     if (!state.namesCache) {
       const list = Object.freeze([...state.names]);
       // Only the repeated field is set, so these are exactly its bytes in any request.
@@ -68,11 +70,11 @@ export class SotwAdsStream<Memo> extends AdsStream<Memo, SotwTypeState<Memo>> {
     return state.namesCache;
   }
 
-  protected resetForStream(state: SotwTypeState<Memo>): void {
+  protected resetForStream(state: SotwTypeState): void {
     state.lastAcked = undefined;
   }
 
-  protected send(typeUrl: string, state: SotwTypeState<Memo>): void {
+  protected send(typeUrl: string, state: SotwTypeState): void {
     const names = this.namesOf(state);
     const sent: SentRequest = {
       typeUrl,
@@ -143,10 +145,10 @@ export class SotwAdsStream<Memo> extends AdsStream<Memo, SotwTypeState<Memo>> {
   }
 
   private answerSotw(
-    state: SotwTypeState<Memo>,
+    state: SotwTypeState,
     nonce: string,
     version: string,
-    verdict: ResponseVerdict<Memo>,
+    verdict: ResponseVerdict,
   ): void {
     if (verdict.nack === undefined || verdict.applied) state.version = version;
     this.answer(state, nonce, verdict.nack);

@@ -2,19 +2,30 @@ import { logError } from '../../trace';
 import type { XdsServerConfig } from '../../bootstrap';
 import type { ResourceType } from '../../resources/resource-type';
 import type { XdsError } from '../../errors';
+import { DoesNotExistTimer, type TimedEntry } from './does-not-exist-timer';
 import type { ResourceWatcher } from './resource-watcher';
 
 /** CSDS's client status of a resource. */
 export type ResourceStatus = 'REQUESTED' | 'ACKED' | 'NACKED' | 'DOES_NOT_EXIST';
 
-/** Where a resource lives: the one part of a server channel a ResourceState needs. */
-export interface ResourceHome {
-  /** The connectivity error of the server for a type, replayed to new watchers. */
+/** The one thing a cache entry needs of its authority (core/authority.ts). */
+export interface EntryAuthority {
+  /** The connectivity error of the server it uses for a type, replayed to new watchers. */
   connectivityErrorOf(typeUrl: string): XdsError | undefined;
 }
 
-/** The home of a resource no server serves (its name's authority is not in the bootstrap). */
-const NO_HOME: ResourceHome = { connectivityErrorOf: () => undefined };
+/** The authority of a resource no server serves (its name's authority is not in the bootstrap). */
+const NO_AUTHORITY: EntryAuthority = { connectivityErrorOf: () => undefined };
+
+/**
+ * Where a transition hands the watcher notification it owes: run now, or queued until the
+ * response's verdict is recorded (response-processor.ts). Every transition that changes what
+ * watchers see takes one, so no caller can change the state and forget to tell them.
+ */
+export type Deliver = (notification: () => void) => void;
+
+/** Delivers at once (a timer fired, a TTL ran out). */
+export const deliverNow: Deliver = (notification) => notification();
 
 interface WatcherEntry<T> {
   readonly watcher: ResourceWatcher<T>;
@@ -26,10 +37,11 @@ interface WatcherEntry<T> {
 /**
  * The cache entry of one (type, name): the last good resource and its serialized bytes, CSDS
  * metadata, the current error, the does-not-exist timer and the watchers. Its state changes
- * only through the transitions below, and every delivery to watchers goes through here, so the
- * no-re-entrancy and exception rules live in one place.
+ * only through the transitions below, each of which hands the watchers' notification to a
+ * `Deliver`; every delivery to watchers goes through here, so the no-re-entrancy and exception
+ * rules live in one place.
  */
-export class ResourceState<T> {
+export class ResourceState<T> implements TimedEntry {
   private readonly watchers = new Set<WatcherEntry<T>>();
   private _resource: T | undefined;
   private _bytes: Uint8Array | undefined;
@@ -39,29 +51,25 @@ export class ResourceState<T> {
   private _error: XdsError | undefined;
   private _failedVersion: string | undefined;
   private _failedTime: Date | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** gRFC A57's timer (does-not-exist-timer.ts). */
+  readonly doesNotExist = new DoesNotExistTimer(() => this._resource !== undefined);
   /** The version the server gave the resource itself (a delta or `Resource` wrapper's). */
   private _resourceVersion: string | undefined;
   private _source: XdsServerConfig | undefined;
   /** The resource's TTL runs out: it expires unless refreshed first. */
   private ttlTimer: NodeJS.Timeout | undefined;
-  /**
-   * The current stream owes this resource a verdict: it has no value and the stream has said
-   * nothing of it yet, so the next request naming it starts the does-not-exist timer.
-   */
-  private timerDue = true;
   private _deletionIgnored = false;
 
   constructor(
     readonly type: ResourceType<T>,
     readonly name: string,
-    readonly home: ResourceHome,
+    readonly authority: EntryAuthority,
   ) {}
 
   /** A resource that can never be served: its watchers get `error` and nothing else. */
   static failed<T>(type: ResourceType<T>, name: string, error: XdsError): ResourceState<T> {
-    const state = new ResourceState(type, name, NO_HOME);
-    state.timerDue = false;
+    const state = new ResourceState(type, name, NO_AUTHORITY);
+    state.doesNotExist.settle();
     state._error = error;
     return state;
   }
@@ -119,18 +127,23 @@ export class ResourceState<T> {
 
   // ---- transitions ----
 
-  /** A new valid version. `now` is shared by a whole response (one Date, not one each). */
+  /**
+   * A new valid version; its watchers get it. `now` is shared by a whole response (one Date,
+   * not one each).
+   */
   setResource(
     resource: T,
     bytes: Uint8Array,
     version: string,
     now: Date,
-    resourceVersion?: string,
+    resourceVersion: string | undefined,
+    deliver: Deliver,
   ): void {
     this._resource = resource;
     this._bytes = bytes;
     this._resourceVersion = resourceVersion;
     this.markAcked(version, now);
+    deliver(() => this.notifyChanged());
   }
 
   /** The cached bytes were received (or confirmed, same bytes) from `server`. */
@@ -146,20 +159,30 @@ export class ResourceState<T> {
     this._updateTime = now;
     this._error = undefined;
     this._deletionIgnored = false;
-    this.settle();
+    this.doesNotExist.settle();
   }
 
   /**
    * A version failed validation. It exists, even if invalid: no does-not-exist timer. With
-   * `dropCached` (nothing good cached, or A88's fail_on_data_errors) the cached value goes too.
+   * `dropCached` (nothing good cached, or A88's fail_on_data_errors) the cached value goes too
+   * and watchers get a resource error; otherwise an ambient one.
    */
-  markNacked(error: XdsError, version: string, now: Date, dropCached: boolean): void {
+  markNacked(
+    error: XdsError,
+    version: string,
+    now: Date,
+    dropCached: boolean,
+    deliver: Deliver,
+  ): void {
     this._status = 'NACKED';
     this._failedVersion = version;
     this._failedTime = now;
     this._error = error;
     if (dropCached) this.dropResource();
-    this.settle();
+    this.doesNotExist.settle();
+    deliver(
+      dropCached ? () => this.notifyResourceError(error) : () => this.notifyAmbientError(error),
+    );
   }
 
   /**
@@ -177,68 +200,50 @@ export class ResourceState<T> {
     this.ttlTimer.unref?.();
   }
 
-  /** Removed by the server (left out of a SotW response, delta's removed_resources), or expired. */
-  markDeleted(error: XdsError): void {
+  /**
+   * Removed by the server (left out of a SotW response, delta's removed_resources), or its TTL
+   * ran out: the cached value goes and watchers get `error`.
+   */
+  markDeleted(error: XdsError, deliver: Deliver): void {
     this.dropResource();
     this.setTtl(undefined, () => undefined);
-    this.markDoesNotExist(error);
+    this.markDoesNotExist(error, deliver);
   }
 
-  /** A53: the server deleted it and the client keeps it. True the first time only (log once). */
-  markDeletionIgnored(): boolean {
+  /**
+   * A53: the server deleted it and the client keeps it; watchers get `error` as an ambient
+   * error. Only the first time (log once): false if it was already so.
+   */
+  markDeletionIgnored(error: XdsError, deliver: Deliver): boolean {
     if (this._deletionIgnored) return false;
     this._deletionIgnored = true;
+    deliver(() => this.notifyAmbientError(error));
     return true;
   }
 
-  /**
-   * gRFC A57: a request naming the resource was written on the stream. Starts the timer if the
-   * stream owes it a verdict; `onExpired` runs if it fires with still nothing cached.
-   */
-  requestWritten(timeoutMs: number, onExpired: (state: this) => void): void {
-    if (!this.timerDue || this.timer || this._resource !== undefined) return;
-    this.timerDue = false;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      // The cache is checked again: the resource may have arrived since the timer was armed.
-      if (this._resource === undefined) onExpired(this);
-    }, timeoutMs);
-    this.timer.unref?.();
-  }
-
-  /** The does-not-exist timer fired, or the server deleted it. */
-  markDoesNotExist(error: XdsError): void {
+  /** The does-not-exist timer fired, or the server said it does not exist: `error` to watchers. */
+  markDoesNotExist(error: XdsError, deliver: Deliver): void {
     this._status = 'DOES_NOT_EXIST';
     this._error = error;
-    this.settle();
+    this.doesNotExist.settle();
+    deliver(() => this.notifyResourceError(error));
   }
 
   /**
-   * The stream ended: its timer goes with it. A resource with no value is owed a fresh verdict
-   * by the next stream (as gRPC C-core does), whatever this one said of it.
+   * The server cannot be reached for this resource (gRFC A57): nothing changes in the cache;
+   * watchers keep what they have (`onAmbientError`) or learn there is nothing (`onResourceError`).
    */
-  streamEnded(): void {
-    this.stopTimer();
-    this.timerDue = this._resource === undefined;
+  connectivityFailed(error: XdsError): void {
+    if (this._resource === undefined) this.notifyResourceError(error);
+    else this.notifyAmbientError(error);
   }
 
-  /** The resource leaves the cache, or the client closes: stop the timer, drop the watchers. */
+  /** The resource leaves the cache, or the client closes: stop the timers, drop the watchers. */
   dispose(): void {
-    this.stopTimer();
+    this.doesNotExist.stop();
     clearTimeout(this.ttlTimer);
     for (const entry of this.watchers) entry.active = false;
     this.watchers.clear();
-  }
-
-  /** The current stream said something of the resource: nothing more to wait for. */
-  private settle(): void {
-    this.timerDue = false;
-    this.stopTimer();
-  }
-
-  private stopTimer(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
   }
 
   private dropResource(): void {
@@ -263,24 +268,18 @@ export class ResourceState<T> {
     };
   }
 
-  notifyChanged(): void {
+  private notifyChanged(): void {
     const resource = this._resource;
     if (resource === undefined) return;
     this.broadcast((w) => w.onResourceChanged(resource));
   }
 
-  notifyResourceError(error: XdsError): void {
+  private notifyResourceError(error: XdsError): void {
     this.broadcast((w) => w.onResourceError(error));
   }
 
-  notifyAmbientError(error: XdsError): void {
+  private notifyAmbientError(error: XdsError): void {
     this.broadcast((w) => w.onAmbientError?.(error));
-  }
-
-  /** `onAmbientError` if a resource is cached (keep it), else `onResourceError`. */
-  notifyError(error: XdsError): void {
-    if (this._resource === undefined) this.notifyResourceError(error);
-    else this.notifyAmbientError(error);
   }
 
   private broadcast(call: (watcher: ResourceWatcher<T>) => void): void {
@@ -297,12 +296,12 @@ export class ResourceState<T> {
     const resource = this._resource;
     if (resource !== undefined) {
       invokeWatcher(watcher, (w) => w.onResourceChanged(resource));
-      for (const error of [this._error, this.home.connectivityErrorOf(this.type.typeUrl)]) {
+      for (const error of [this._error, this.authority.connectivityErrorOf(this.type.typeUrl)]) {
         if (error && entry.active) invokeWatcher(watcher, (w) => w.onAmbientError?.(error));
       }
       return;
     }
-    const error = this._error ?? this.home.connectivityErrorOf(this.type.typeUrl);
+    const error = this._error ?? this.authority.connectivityErrorOf(this.type.typeUrl);
     if (error && entry.active) invokeWatcher(watcher, (w) => w.onResourceError(error));
   }
 }

@@ -1,8 +1,10 @@
 import type { Bootstrap, XdsServerConfig } from '../../bootstrap';
 import type { XdsError } from '../../errors';
+import type { EntryAuthority, ResourceState } from '../cache/resource-state';
 import type { ChannelPool } from './channel-pool';
-import type { ResourceHome, ResourceState } from '../cache/resource-state';
-import type { ChannelUser, ServerChannel } from './server-channel';
+import type { EventSink } from './event-sink';
+import { Fallback } from './fallback';
+import type { ChannelAuthority, ServerChannel } from './server-channel';
 
 /**
  * The servers of an authority (gRFC A47: its own `xds_servers`, else the top-level ones; the
@@ -20,42 +22,33 @@ export function serversOf(
 
 /**
  * One authority of the bootstrap (gRFC A47; `undefined` for old-style names): its cache of
- * resources, and the servers it uses (gRFC A71). The cache is the authority's, not a server's,
- * so a switch of server never loses a cached resource (decision 0021).
- *
- * The servers in use are a prefix of the authority's `xds_servers`, in priority order: each but
- * the last failed while a watched resource was uncached, and the last is current — the one
- * whose data the authority uses. Every server in use subscribes every watched resource, so
- * each failed one keeps retrying with all of them; the first response of a higher one makes it
- * current again and drops those below it.
+ * resources, and the servers it uses (`fallback`, gRFC A71). The cache is the authority's, not
+ * a server's, so a switch of server never loses a cached resource (decision 0021).
  */
-export class Authority implements ResourceHome, ChannelUser {
+export class Authority implements EntryAuthority, ChannelAuthority {
   private readonly byType = new Map<string, Map<string, ResourceState<unknown>>>();
-  private readonly inUse: ServerChannel[] = [];
+  /** The servers it uses, and when it falls back or goes back up. */
+  readonly fallback: Fallback;
 
   constructor(
     /** The authority's name; undefined for old-style resource names. */
     readonly name: string | undefined,
-    /** Its `xds_servers` (or the top-level ones), highest priority first. */
-    readonly servers: readonly XdsServerConfig[],
-    private readonly pool: ChannelPool,
-  ) {}
-
-  get current(): ServerChannel | undefined {
-    return this.inUse.at(-1);
+    servers: readonly XdsServerConfig[],
+    pool: ChannelPool,
+    events: EventSink,
+  ) {
+    this.fallback = new Fallback(name, servers, this, () => this.allResources(), pool, events);
   }
 
-  /** The servers in use, highest priority first; the last is current. */
-  get channels(): readonly ServerChannel[] {
-    return this.inUse;
+  /** The server whose data the authority uses now. */
+  get current(): ServerChannel | undefined {
+    return this.fallback.current;
   }
 
   /** The current server's connectivity error for a type: replayed to new watchers. */
   connectivityErrorOf(typeUrl: string): XdsError | undefined {
-    return this.current?.connectivityErrorOf(typeUrl);
+    return this.fallback.connectivityErrorOf(typeUrl);
   }
-
-  // ---- the cache ----
 
   /** The cache entries of one type, by canonical name. */
   resourcesOf(typeUrl: string): ReadonlyMap<string, ResourceState<unknown>> | undefined {
@@ -66,12 +59,13 @@ export class Authority implements ResourceHome, ChannelUser {
     return this.byType.get(typeUrl)?.get(name);
   }
 
-  /** Adds an entry and subscribes it on every server in use. */
+  /** Adds an entry and subscribes it on every server in use (connecting one if needed). */
   add(state: ResourceState<unknown>): void {
     let byName = this.byType.get(state.type.typeUrl);
     if (!byName) this.byType.set(state.type.typeUrl, (byName = new Map()));
     byName.set(state.name, state);
-    for (const channel of this.inUse) channel.subscribe(state.type.typeUrl, state.name);
+    this.fallback.subscribe(state.type.typeUrl, state.name);
+    this.fallback.resourceAdded(state.type.typeUrl);
   }
 
   /**
@@ -83,7 +77,7 @@ export class Authority implements ResourceHome, ChannelUser {
     if (byName?.get(state.name) !== state) return false;
     byName.delete(state.name);
     if (byName.size === 0) this.byType.delete(state.type.typeUrl);
-    for (const channel of this.inUse) channel.unsubscribe(state.type.typeUrl, state.name);
+    this.fallback.unsubscribe(state.type.typeUrl, state.name);
     return true;
   }
 
@@ -95,89 +89,78 @@ export class Authority implements ResourceHome, ChannelUser {
     for (const byName of this.byType.values()) yield* byName.values();
   }
 
+  /** The entries of the types `ofType` accepts. */
+  *resourcesWhere(ofType: (typeUrl: string) => boolean): Iterable<ResourceState<unknown>> {
+    for (const [typeUrl, byName] of this.byType) if (ofType(typeUrl)) yield* byName.values();
+  }
+
   /**
-   * gRFC A71: whether a watched resource has had no verdict yet (neither received nor found
-   * not to exist). Only then is a failed server worth falling back from; what is cached keeps
-   * being served from the cache while the server is retried. (A NACKed resource has had its
-   * verdict: a fallback would not make it valid.)
+   * gRFC A71: whether a watched resource (of the types `ofType` accepts) has had no verdict
+   * yet (neither received nor found not to exist). Only then is a failed server worth falling
+   * back from; what is cached keeps being served from the cache while the server is retried.
+   * (A NACKed resource has had its verdict: a fallback would not make it valid.)
    */
-  hasUncached(ofType: (typeUrl: string) => boolean = () => true): boolean {
-    for (const state of this.allResources()) {
-      if (state.status === 'REQUESTED' && ofType(state.type.typeUrl)) return true;
+  hasUncached(ofType: (typeUrl: string) => boolean): boolean {
+    for (const state of this.resourcesWhere(ofType)) {
+      if (state.status === 'REQUESTED') return true;
     }
     return false;
-  }
-
-  // ---- the servers in use ----
-
-  /**
-   * Connects to the next servers of the list, until one that has not failed (a server another
-   * authority already found unreachable is passed over). With none in use, this is the
-   * primary; otherwise a fallback. Each one added subscribes every watched resource. Returns
-   * whether the current server changed.
-   */
-  connectNext(): boolean {
-    const before = this.current;
-    for (let i = this.inUse.length; i < this.servers.length; i++) {
-      const channel = this.pool.acquire(this.servers[i]!);
-      channel.users.add(this);
-      this.inUse.push(channel);
-      for (const state of this.allResources()) {
-        channel.subscribe(state.type.typeUrl, state.name);
-      }
-      if (!channel.failing) break;
-    }
-    return this.current !== before;
-  }
-
-  /**
-   * `channel` answered: if it is in use below the current one, it becomes current again and
-   * the servers after it are dropped (closed when nobody else uses them). Returns the server
-   * that was current before, if it changed.
-   */
-  recover(channel: ServerChannel): ServerChannel | undefined {
-    const at = this.inUse.indexOf(channel);
-    if (at < 0 || at === this.inUse.length - 1) return undefined;
-    const previous = this.current;
-    for (const dropped of this.inUse.splice(at + 1)) this.stopUsing(dropped);
-    return previous;
-  }
-
-  /**
-   * After a return to a higher server: the timers of the dropped server's stream went with
-   * it, and the new current stream owes a verdict on what it has already requested, from now
-   * (gRFC A57: a timer runs only while the stream that requested the resource is up).
-   */
-  restartTimers(timeoutMs: number, onExpired: (state: ResourceState<unknown>) => void): void {
-    const current = this.current;
-    for (const state of this.allResources()) {
-      state.streamEnded();
-      if (current?.isRequested(state.type.typeUrl, state.name)) {
-        state.requestWritten(timeoutMs, onExpired);
-      }
-    }
-  }
-
-  /** Stops using every server (the last watch of the authority went). */
-  disconnect(): void {
-    for (const channel of this.inUse.splice(0)) this.stopUsing(channel);
   }
 
   /** The cache goes, without a word to its watchers (the client is closing). */
   clear(): void {
     for (const state of this.allResources()) state.dispose();
     this.byType.clear();
-    this.inUse.length = 0;
+    this.fallback.clear();
+  }
+}
+
+/** The client's authorities with a watch, by name ('' keys nothing: undefined is old-style). */
+export class Authorities {
+  private readonly byName = new Map<string | undefined, Authority>();
+
+  constructor(
+    private readonly bootstrap: Bootstrap,
+    private readonly pool: ChannelPool,
+    private readonly events: EventSink,
+  ) {}
+
+  /** The authority of a resource name, made on first use; undefined if unknown. */
+  forName(name: string | undefined): Authority | undefined {
+    let authority = this.byName.get(name);
+    if (!authority) {
+      const servers = serversOf(this.bootstrap, name);
+      if (!servers?.length) return undefined;
+      authority = new Authority(name, servers, this.pool, this.events);
+      this.byName.set(name, authority);
+    }
+    return authority;
   }
 
-  private stopUsing(channel: ServerChannel): void {
-    channel.users.delete(this);
-    if (channel.users.size > 0) {
-      for (const state of this.allResources()) {
-        channel.unsubscribe(state.type.typeUrl, state.name);
-      }
-    } else {
-      this.pool.release(channel);
-    }
+  all(): Iterable<Authority> {
+    return this.byName.values();
+  }
+
+  /** The authorities whose current server is `channel`. */
+  servedBy(channel: ServerChannel): Authority[] {
+    return [...this.byName.values()].filter((a) => a.current === channel);
+  }
+
+  /** Every cache entry of every authority (the metrics' `resources` gauge counts them). */
+  *allResources(): Iterable<ResourceState<unknown>> {
+    for (const authority of this.byName.values()) yield* authority.allResources();
+  }
+
+  /** An authority left with no resource stops using its servers and is forgotten. */
+  dropIfEmpty(authority: Authority): void {
+    if (!authority.isEmpty || this.byName.get(authority.name) !== authority) return;
+    authority.fallback.disconnect();
+    this.byName.delete(authority.name);
+  }
+
+  /** Every cache goes, without a word to watchers (the client is closing). */
+  clear(): void {
+    for (const authority of this.byName.values()) authority.clear();
+    this.byName.clear();
   }
 }

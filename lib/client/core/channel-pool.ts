@@ -7,7 +7,7 @@ import { DeltaAdsStream } from '../ads/delta-stream';
 import { GrpcTransport } from '../transport/grpc-transport';
 import { RestTransport } from '../transport/rest-transport';
 import { buildNode } from '../transport/node';
-import { ServerChannel, type AppliedResources, type StreamKey } from './server-channel';
+import { ServerChannel, type StreamKey } from './server-channel';
 import { SotwAdsStream } from '../ads/sotw-stream';
 import type { XdsTransport, XdsTransportFactory } from '../transport/transport';
 import { FileTransport } from '../transport/file-transport';
@@ -19,7 +19,7 @@ export interface ChannelPoolOptions {
   readonly transportFactory?: XdsTransportFactory | undefined;
 }
 
-/** What a stream closed for want of users leaves for its successor. */
+/** What a stream closed for want of authorities leaves for its successor. */
 interface PastStream {
   readonly backoff: Backoff;
   /** When its next attempt was due (0 if none was waiting). */
@@ -34,17 +34,14 @@ export class ChannelPool {
   private readonly channels = new Map<string, ServerChannel>();
   /** Per server key: credentials built, and their files read, at construction. */
   private readonly credentials = new Map<string, ChannelCredentials>();
-  /** What a channel closed for want of users leaves for its successor (see acquire). */
+  /** What a channel closed for want of authorities leaves for its successor (see acquire). */
   private readonly pastChannels = new Map<string, Map<StreamKey, PastStream>>();
 
   constructor(
     private readonly bootstrap: Bootstrap,
     private readonly options: ChannelPoolOptions,
     /** The stream's events, bound to its channel. */
-    private readonly eventsFor: (
-      channel: ServerChannel,
-      stream: StreamKey,
-    ) => AdsStreamEvents<AppliedResources>,
+    private readonly eventsFor: (channel: ServerChannel, stream: StreamKey) => AdsStreamEvents,
   ) {
     if (!options.transportFactory) this.buildCredentials();
   }
@@ -93,7 +90,7 @@ export class ChannelPool {
       const backoff = before?.backoff ?? new Backoff(this.options.backoff);
       return {
         backoff,
-        stream: new Stream<AppliedResources>(
+        stream: new Stream(
           server,
           transport,
           node,
@@ -117,7 +114,7 @@ export class ChannelPool {
 
   /** Closes a channel no authority uses any more, keeping its backoff for a successor. */
   release(channel: ServerChannel): void {
-    if (channel.users.size > 0 || this.channels.get(channel.key) !== channel) return;
+    if (channel.inUse || this.channels.get(channel.key) !== channel) return;
     const past = new Map<StreamKey, PastStream>();
     for (const [key, { stream, backoff }] of channel.openStreams) {
       past.set(key, { backoff, retryAt: stream.retryAt });

@@ -53,7 +53,7 @@ export function dumpAuthorities(authorities: Iterable<Authority>): ResourceDump[
         error: error && { code: error.code, message: error.message },
         failedVersion: state.failedVersion,
         failedTime: state.failedTime,
-        systemVersionInfo: channel?.systemVersions.get(state.type.typeUrl),
+        systemVersionInfo: channel?.systemVersionOf(state.type.typeUrl),
         bytes: state.bytes,
         serverInUse: channel?.config.serverUri,
       });
@@ -72,8 +72,8 @@ export function dumpAuthorities(authorities: Iterable<Authority>): ResourceDump[
  */
 export function cachedVersions(channel: ServerChannel, typeUrl: string): Map<string, string> {
   const versions = new Map<string, string>();
-  for (const user of channel.users) {
-    for (const state of user.resourcesOf(typeUrl)?.values() ?? []) {
+  for (const authority of channel.authoritiesUsing()) {
+    for (const state of authority.resourcesOf(typeUrl)?.values() ?? []) {
       if (
         state.resource !== undefined &&
         state.resourceVersion !== undefined &&

@@ -35,6 +35,12 @@ export interface XdsClientOptions {
    * `@opentelemetry/api`, if one is registered when the client is made; else none are recorded.
    */
   meterProvider?: MeterProvider;
+  /**
+   * What the client serves, reported as CSDS's `client_scope` and as the `grpc.target` label
+   * of A78's metrics (gRFC A71). Default ''. `xds-client/grpc` sets `xds://<authority>/` for
+   * the clients its channels and servers share.
+   */
+  clientScope?: string;
 }
 
 /** The longest delay Node's timers honour: anything longer fires after 1 ms. */
@@ -77,6 +83,12 @@ export function checkClientOptions(options: unknown): void {
         errs.add(`must be an OpenTelemetry MeterProvider (got ${describe(m)})`);
       } else if (typeof m.getMeter !== 'function') {
         errs.add('must be an OpenTelemetry MeterProvider: it has no getMeter(name, version)');
+      }
+    });
+    errs.field('clientScope', () => {
+      const c = o.clientScope;
+      if (c !== undefined && typeof c !== 'string') {
+        errs.add(`must be a string (got ${describe(c)})`);
       }
     });
     errs.field('lbPolicies', () => {

@@ -11,8 +11,7 @@ import { logError, tracer } from '../../trace';
 import type { ResponseVerdict, WireResponse } from '../ads/ads-stream';
 import { XdsError, formatFieldErrors } from '../../errors';
 import { parseResourceName } from '../cache/resource-name';
-import type { ResourceState } from '../cache/resource-state';
-import type { AppliedResources } from './server-channel';
+import type { Deliver, ResourceState } from '../cache/resource-state';
 import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
 
 const trace = tracer('xds_client');
@@ -39,7 +38,7 @@ type Notification = () => void;
 /** A response's outcome: the ACK/NACK verdict, and the watcher calls it causes. */
 export interface ProcessedResponse {
   /** Its memo: the cache entries this response set or confirmed (valid or unchanged). */
-  readonly verdict: ResponseVerdict<AppliedResources>;
+  readonly verdict: ResponseVerdict;
   /** Run after the verdict is recorded: they may start watches that ride on the ACK. */
   readonly notifications: readonly Notification[];
   /** Resources found valid (applied or unchanged) and invalid, for A78's metrics. */
@@ -81,6 +80,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
   const seen = new Set<string>();
   const errors: string[] = [];
   const notifications: Notification[] = [];
+  const queue: Deliver = (notification) => notifications.push(notification);
   const applied: ResourceState<unknown>[] = [];
   let namelessErrors = 0;
   /** A TTL or a heartbeat: an unchanged re-send must still refresh it, so no fast path. */
@@ -154,11 +154,11 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       return;
     }
     if ('resource' in decoded) {
-      state.setResource(decoded.resource, ownBytes(bytes), version, now, wire.resourceVersion);
+      const owned = ownBytes(bytes);
+      state.setResource(decoded.resource, owned, version, now, wire.resourceVersion, queue);
       state.receivedFrom(server);
       state.setTtl(wire.ttlMs, ctx.onTtlExpired);
       applied.push(state);
-      notifications.push(() => state.notifyChanged());
       return;
     }
     const problem = `${type.typeName} "${name}": ${formatErrors(decoded)}`;
@@ -171,10 +171,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     });
     // Nothing good cached, or A88's fail_on_data_errors: the watchers must drop it.
     const drop = state.resource === undefined || server.failOnDataErrors;
-    state.markNacked(error, version, now, drop);
-    notifications.push(
-      drop ? () => state.notifyResourceError(error) : () => state.notifyAmbientError(error),
-    );
+    state.markNacked(error, version, now, drop, queue);
   }
 
   /**
@@ -210,7 +207,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     findDeletions(ctx, seen, notifications);
   }
 
-  const verdict: ResponseVerdict<AppliedResources> =
+  const verdict: ResponseVerdict =
     errors.length === 0
       ? timed || delta
         ? { applied: true }
@@ -268,8 +265,7 @@ function removeResources(
       `${type.typeName} "${state.name}" does not exist: removed by the xDS server`,
       { typeUrl: type.typeUrl, resourceName: state.name, nodeId },
     );
-    state.markDoesNotExist(error);
-    notifications.push(() => state.notifyResourceError(error));
+    state.markDoesNotExist(error, (n) => notifications.push(n));
   });
 }
 
@@ -281,15 +277,15 @@ function deleteResource(
 ): void {
   const { type, nodeId } = ctx;
   if (ctx.server.ignoreResourceDeletion) {
-    if (!state.markDeletionIgnored()) return;
     const message = `${type.typeName} "${state.name}" was deleted by the xDS server; kept because of ignore_resource_deletion`;
-    logError(`xds-client: ${message}`); // A53: log once
     const error = new XdsError(status.NOT_FOUND, message, {
       typeUrl: type.typeUrl,
       resourceName: state.name,
       nodeId,
     });
-    notifications.push(() => state.notifyAmbientError(error));
+    if (state.markDeletionIgnored(error, (n) => notifications.push(n))) {
+      logError(`xds-client: ${message}`); // A53: log once
+    }
     return;
   }
   const error = new XdsError(
@@ -297,8 +293,7 @@ function deleteResource(
     `${type.typeName} "${state.name}" does not exist: deleted by the xDS server`,
     { typeUrl: type.typeUrl, resourceName: state.name, nodeId },
   );
-  state.markDeleted(error);
-  notifications.push(() => state.notifyResourceError(error));
+  state.markDeleted(error, (n) => notifications.push(n));
 }
 
 function safeDecode(
@@ -340,10 +335,7 @@ export function rejectType(message: string, ctx: ResponseContext): readonly Noti
       },
     );
     const drop = state.resource === undefined || server.failOnDataErrors;
-    state.markNacked(error, state.version ?? '', now, drop);
-    notifications.push(
-      drop ? () => state.notifyResourceError(error) : () => state.notifyAmbientError(error),
-    );
+    state.markNacked(error, state.version ?? '', now, drop, (n) => notifications.push(n));
   }
   return notifications;
 }

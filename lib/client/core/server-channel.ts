@@ -5,14 +5,11 @@ import type { Backoff } from '../transport/backoff';
 import type { ResourceState } from '../cache/resource-state';
 import type { XdsTransport } from '../transport/transport';
 
-/** What a response's verdict hands back for its unchanged re-sends: the entries it confirmed. */
-export type AppliedResources = readonly ResourceState<unknown>[];
-
 /**
  * What a server channel needs of an authority that uses it (authority.ts): the cache lives
  * there, not here, so that a switch of server keeps it (gRFC A71, decision 0021).
  */
-export interface ChannelUser {
+export interface ChannelAuthority {
   /** The server whose data the authority uses now: the last of those it connected to. */
   readonly current: ServerChannel | undefined;
   get(typeUrl: string, name: string): ResourceState<unknown> | undefined;
@@ -33,7 +30,7 @@ export function carries(key: StreamKey, typeUrl: string): boolean {
 
 /** One stream of a channel, with the backoff of its reconnects. */
 export interface ChannelStream {
-  readonly stream: AdsStream<AppliedResources>;
+  readonly stream: AdsStream;
   readonly backoff: Backoff;
 }
 
@@ -46,9 +43,9 @@ export class ServerChannel {
   /** Set when a stream failed before any response; cleared by the next one's first response. */
   private readonly failures = new Map<StreamKey, XdsError>();
   /** Per type, the version of the last response processed (for the dump). */
-  readonly systemVersions = new Map<string, string>();
+  private readonly systemVersions = new Map<string, string>();
   /** The authorities with this server among those they use (its primary, or a fallback). */
-  readonly users = new Set<ChannelUser>();
+  private readonly authorities = new Set<ChannelAuthority>();
   private readonly streams = new Map<StreamKey, ChannelStream>();
 
   constructor(
@@ -72,7 +69,38 @@ export class ServerChannel {
     return this.streams;
   }
 
-  private streamOf(typeUrl: string): AdsStream<AppliedResources> {
+  /** An authority starts using this server (fallback.ts). */
+  addAuthority(authority: ChannelAuthority): void {
+    this.authorities.add(authority);
+  }
+
+  /** An authority stops using this server; true if others still use it. */
+  removeAuthority(authority: ChannelAuthority): boolean {
+    this.authorities.delete(authority);
+    return this.authorities.size > 0;
+  }
+
+  /** Whether an authority uses this server. */
+  get inUse(): boolean {
+    return this.authorities.size > 0;
+  }
+
+  /** The authorities using this server. */
+  authoritiesUsing(): Iterable<ChannelAuthority> {
+    return this.authorities.values();
+  }
+
+  /** The version of the last response of a type processed (for the dump and NACK events). */
+  systemVersionOf(typeUrl: string): string | undefined {
+    return this.systemVersions.get(typeUrl);
+  }
+
+  /** A response of a type was processed (or confirmed unchanged) at `version`. */
+  responseProcessed(typeUrl: string, version: string): void {
+    this.systemVersions.set(typeUrl, version);
+  }
+
+  private streamOf(typeUrl: string): AdsStream {
     const key = this.streamKeyOf(typeUrl);
     let entry = this.streams.get(key);
     if (!entry) this.streams.set(key, (entry = this.openStream(key)));
@@ -124,9 +152,9 @@ export class ServerChannel {
 
   /** The cache entry `name` of an authority this server is current for. */
   lookup(typeUrl: string, name: string): ResourceState<unknown> | undefined {
-    for (const user of this.users) {
-      if (user.current !== this) continue;
-      const state = user.get(typeUrl, name);
+    for (const authority of this.authorities) {
+      if (authority.current !== this) continue;
+      const state = authority.get(typeUrl, name);
       if (state) return state;
     }
     return undefined;
@@ -138,8 +166,8 @@ export class ServerChannel {
    */
   lookupOf(typeUrl: string): (name: string) => ResourceState<unknown> | undefined {
     const maps: ReadonlyMap<string, ResourceState<unknown>>[] = [];
-    for (const user of this.users) {
-      const map = user.current === this ? user.resourcesOf(typeUrl) : undefined;
+    for (const authority of this.authorities) {
+      const map = authority.current === this ? authority.resourcesOf(typeUrl) : undefined;
       if (map) maps.push(map);
     }
     if (maps.length === 1) {
@@ -157,8 +185,8 @@ export class ServerChannel {
 
   /** Every cache entry of a type in the authorities this server is current for. */
   *resourcesOf(typeUrl: string): Iterable<ResourceState<unknown>> {
-    for (const user of this.users) {
-      if (user.current === this) yield* user.resourcesOf(typeUrl)?.values() ?? [];
+    for (const authority of this.authorities) {
+      if (authority.current === this) yield* authority.resourcesOf(typeUrl)?.values() ?? [];
     }
   }
 }

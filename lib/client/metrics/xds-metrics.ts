@@ -22,7 +22,7 @@ import type { ServerChannel } from '../core/server-channel';
 
 /** What the metrics read of a client: its events, its scope and its server channels. */
 export interface MeteredClient extends EventEmitter<XdsClientEvents> {
-  /** CSDS's client scope, read at each recording: `xds-client/grpc` sets it after construction. */
+  /** CSDS's client scope (the `clientScope` option), the `grpc.target` label. */
   readonly clientScope: string;
 }
 
