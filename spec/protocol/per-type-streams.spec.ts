@@ -139,6 +139,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
       const opened = env.server.streamsOpened;
       const cdsStream = requests().find((r) => r.typeUrl === CDS)!.streamId;
       const before = requests().length;
+      const lastCds = env.server.responses.filter((r) => r.typeUrl === CDS).at(-1);
       env.server.endStream(cdsStream, status.UNAVAILABLE, 'CDS stream recycled');
       const isNewCds = (r: { streamId: number; typeUrl: string }) =>
         r.streamId > opened && r.typeUrl === CDS;
@@ -148,6 +149,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
           : await env.server.waitForDeltaRequest(isNewCds);
       assert.equal(again.node?.id, 'spec-node');
       assert.equal(again.responseNonce, '', 'a new stream: no nonce');
+      if ('versionInfo' in again) assert.equal(again.versionInfo, lastCds!.versionInfo);
       await settled(env.server);
       assert.equal(env.server.streamsOpened, opened + 1, 'only the CDS stream was re-opened');
       assert.equal(env.server.streamCount, 4);
