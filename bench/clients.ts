@@ -13,7 +13,7 @@ export const DIST = path.join(ROOT, 'dist', 'lib');
 
 type OursModule = typeof import('../lib/index');
 type ClustersModule = typeof import('../lib/clusters/index');
-type TransportModule = typeof import('../lib/client/grpc-transport');
+type TransportModule = typeof import('../lib/client/transport/grpc-transport');
 type CodecModule = typeof import('../lib/codec');
 type XdsTransport = import('../lib/index').XdsTransport;
 type AdsCallHandlers = import('../lib/index').AdsCallHandlers;
@@ -134,7 +134,7 @@ export type ClientOptions = Pick<
 export function preload(impl: 'ours' | 'peer' | 'floor', resource: ResourceKind): void {
   if (impl === 'ours') {
     loadOurs();
-    require(path.join(DIST, 'client', 'grpc-transport.js'));
+    require(path.join(DIST, 'client', 'transport', 'grpc-transport.js'));
   } else if (impl === 'peer') {
     require(`${PEER}/xds-client`);
     require(`${PEER}/xds-bootstrap`);
@@ -188,7 +188,7 @@ class ObservedTransport implements XdsTransport {
 export function startOurs(options: ClientOptions): BenchClient {
   const { XdsClient } = loadOurs();
   const { GrpcTransport } = require(
-    path.join(DIST, 'client', 'grpc-transport.js'),
+    path.join(DIST, 'client', 'transport', 'grpc-transport.js'),
   ) as TransportModule;
   const client = new XdsClient({
     bootstrap: {

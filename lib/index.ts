@@ -3,11 +3,11 @@
 export { status } from '@grpc/grpc-js';
 
 export { XdsClient } from './xds-client';
-export { XdsClientCore, DEFAULT_RESOURCE_TIMEOUT_MS } from './client/xds-client';
-export type { XdsClientOptions, ResourceDump } from './client/xds-client';
-export type { ResourceStatus } from './client/resource-state';
+export { XdsClientCore, DEFAULT_RESOURCE_TIMEOUT_MS } from './client/core/client-core';
+export type { XdsClientOptions, ResourceDump } from './client/core/client-core';
+export type { ResourceStatus } from './client/cache/resource-state';
 export { addCsdsService, type CsdsClients } from './csds/service';
-export type { ResourceWatcher, WatchHandle } from './client/resource-watcher';
+export type { ResourceWatcher, WatchHandle } from './client/cache/resource-watcher';
 export { XdsError, isXdsError } from './errors';
 export type { FieldError, XdsErrorOptions } from './errors';
 export type {
@@ -19,14 +19,14 @@ export type {
   ConnectedEvent,
   DisconnectedEvent,
   FallbackEvent,
-} from './client/events';
-export type { BackoffOptions } from './client/backoff';
+} from './client/core/events';
+export type { BackoffOptions } from './client/transport/backoff';
 export type {
   XdsTransport,
   XdsTransportFactory,
   AdsCall,
   AdsCallHandlers,
-} from './client/transport';
+} from './client/transport/transport';
 
 export { loadBootstrap } from './bootstrap';
 export type {

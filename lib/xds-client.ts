@@ -1,5 +1,5 @@
-import { XdsClientCore } from './client/xds-client';
-import type { ResourceWatcher, WatchHandle } from './client/resource-watcher';
+import { XdsClientCore } from './client/core/client-core';
+import type { ResourceWatcher, WatchHandle } from './client/cache/resource-watcher';
 import { clusterResourceType, type ClusterUpdate } from './resources/cluster';
 import { endpointResourceType, type EndpointUpdate } from './resources/endpoint';
 import { listenerResourceType, type ListenerUpdate } from './resources/listener';

@@ -29,37 +29,81 @@ const LAYERS = [
       'version.ts',
       'proto-json.ts',
       'proto-json-writer.ts',
+      'duration.ts',
       'generated/',
     ],
     mayImport: [],
   },
   // Decode and validate, pure: no client state.
   { name: 'resources', files: ['resources/'], mayImport: ['shared'] },
-  // The generic core: knows resources only through ResourceType.
-  { name: 'client', files: ['client/'], mayImport: ['shared', 'resources'] },
+  // The client, in sub-layers (decision 0023). One cache entry and its rules (watchers, the
+  // does-not-exist timer): no servers, no streams.
+  { name: 'cache', files: ['client/cache/'], mayImport: ['shared', 'resources'] },
+  // Control-plane channel credentials and the certificate file watcher.
+  { name: 'credentials', files: ['client/credentials/'], mayImport: ['shared'] },
+  // Moving frames to one server: gRPC, REST, files; the node and the reconnect backoff.
+  { name: 'transport', files: ['client/transport/'], mayImport: ['shared', 'credentials'] },
+  // The ADS streams (SotW, delta) over a transport: they know no cache and no resource type.
+  { name: 'ads', files: ['client/ads/'], mayImport: ['shared', 'transport'] },
+  // Load reporting: its own stream beside ADS, never through it.
+  { name: 'lrs', files: ['client/lrs/'], mayImport: ['shared', 'credentials', 'transport'] },
+  // The generic core (knows resources only through ResourceType) and its metrics observer.
+  {
+    name: 'client',
+    files: ['client/core/', 'client/metrics/'],
+    mayImport: ['shared', 'resources', 'cache', 'credentials', 'transport', 'ads'],
+  },
   // The typed XdsClient over the core (decision 0005).
-  { name: 'facade', files: ['xds-client.ts'], mayImport: ['shared', 'resources', 'client'] },
+  {
+    name: 'facade',
+    files: ['xds-client.ts'],
+    mayImport: ['shared', 'resources', 'cache', 'client'],
+  },
   // gRFC A37 on top of the client.
   {
     name: 'clusters',
     files: ['clusters/'],
-    mayImport: ['shared', 'resources', 'client', 'facade'],
+    mayImport: ['shared', 'resources', 'cache', 'client', 'facade'],
   },
   // The grpc-js plugin.
   {
     name: 'grpc',
     files: ['grpc/'],
-    mayImport: ['shared', 'resources', 'client', 'facade', 'clusters', 'operations'],
+    mayImport: [
+      'shared',
+      'resources',
+      'cache',
+      'credentials',
+      'lrs',
+      'client',
+      'facade',
+      'clusters',
+      'operations',
+    ],
   },
   // Operating the client: CSDS (gRFC A40) over every client of the process.
-  { name: 'operations', files: ['csds/'], mayImport: ['shared', 'client'] },
+  {
+    name: 'operations',
+    files: ['csds/'],
+    mayImport: ['shared', 'cache', 'transport', 'client'],
+  },
   // xds-client/testing: a management server, independent of the client it tests.
   { name: 'testing', files: ['testing/'], mayImport: ['shared'] },
   // The `xds-client` entry point.
   {
     name: 'entry',
     files: ['index.ts'],
-    mayImport: ['shared', 'resources', 'client', 'facade', 'clusters', 'grpc', 'operations'],
+    mayImport: [
+      'shared',
+      'resources',
+      'cache',
+      'transport',
+      'client',
+      'facade',
+      'clusters',
+      'grpc',
+      'operations',
+    ],
   },
   // The command: may use everything.
   {
@@ -68,6 +112,11 @@ const LAYERS = [
     mayImport: [
       'shared',
       'resources',
+      'cache',
+      'credentials',
+      'transport',
+      'ads',
+      'lrs',
       'client',
       'facade',
       'clusters',

@@ -1,7 +1,7 @@
 // One line per DiscoveryRequest the client writes, labelled REQUEST, ACK or NACK, and
 // optionally one per response: the xDS conversation as a person reads it. On a delta stream a
 // request says what it SUBSCRIBEs and UNSUBSCRIBEs, and a response what it REMOVED.
-import type { RequestEvent, ResponseEvent } from '../client/events';
+import type { RequestEvent, ResponseEvent } from '../client/core/events';
 import type { XdsClient } from '../xds-client';
 import type { Palette } from './colors';
 import { oneLine } from './errors';

@@ -3,7 +3,7 @@
 import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
 import { isXdsError, XdsError } from '../errors';
-import type { WatchHandle } from '../client/resource-watcher';
+import type { WatchHandle } from '../client/cache/resource-watcher';
 import {
   clusterResourceType,
   type ClusterUpdate,

@@ -1,7 +1,7 @@
 // The EDS discovery mechanism of gRFC A37: one endpoints watch through the client.
 import { status } from '@grpc/grpc-js';
 import { isXdsError, XdsError } from '../errors';
-import type { WatchHandle } from '../client/resource-watcher';
+import type { WatchHandle } from '../client/cache/resource-watcher';
 import type { EndpointUpdate } from '../resources/endpoint/update';
 import type { XdsClient } from '../xds-client';
 import type { DiscoveryMechanism } from './cluster-tree';

@@ -1,9 +1,9 @@
 // What CSDS (gRFC A40) reports of a set of XdsClients: per client, the Node it sends and every
 // resource it knows with its status, version, last update, the bytes as received and, after a
 // NACK, the rejected version and why. The states are A88's cache states.
-import { buildNode } from '../client/node';
-import type { ResourceDump, XdsClientCore } from '../client/xds-client';
-import type { ResourceStatus } from '../client/resource-state';
+import { buildNode } from '../client/transport/node';
+import type { ResourceDump, XdsClientCore } from '../client/core/client-core';
+import type { ResourceStatus } from '../client/cache/resource-state';
 import {
   ClientResourceStatus,
   ConfigStatus,

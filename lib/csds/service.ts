@@ -10,7 +10,7 @@ import {
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { openXdsClients, type XdsClientCore } from '../client/xds-client';
+import { openXdsClients, type XdsClientCore } from '../client/core/client-core';
 import { messageCodec } from '../codec';
 import type { ClientStatusResponse } from '../generated/protos';
 import { clientStatusResponse } from './client-status';

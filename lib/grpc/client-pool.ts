@@ -43,9 +43,9 @@ export function leaseClient(settings: ClientSettings, authority: string): Client
       lbPolicies: grpcLbPolicies,
       ...(bootstrap === undefined ? {} : { bootstrap }),
       ...(resourceTimeoutMs === undefined ? {} : { resourceTimeoutMs }),
+      // CSDS's client_scope (gRFC A71): the target authority whose channels and servers share it.
+      clientScope: `xds://${authority}/`,
     });
-    // CSDS's client_scope (gRFC A71): the target authority whose channels and servers share it.
-    client.clientScope = `xds://${authority}/`;
     entry = { client, users: 0 };
     pool.set(key, entry);
   }

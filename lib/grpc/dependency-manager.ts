@@ -14,7 +14,7 @@ import {
   type Priority,
 } from '../clusters';
 import { isXdsError, XdsError } from '../errors';
-import type { WatchHandle } from '../client/resource-watcher';
+import type { WatchHandle } from '../client/cache/resource-watcher';
 import type { ListenerUpdate } from '../resources/listener';
 import {
   findVirtualHost,

@@ -2,7 +2,7 @@
 // retry policy of gRFC A44, in grpc-js's service-config terms.
 
 import { status, type MethodConfig, type RetryPolicy as GrpcRetryPolicy } from '@grpc/grpc-js';
-import { durationOfMs } from '../client/duration';
+import { durationOfMs } from '../duration';
 import type { RetryOnCode, RetryPolicy } from '../resources/route-config';
 
 const NO_METHOD_CONFIG: MethodConfig = Object.freeze({ name: [] });

@@ -19,7 +19,7 @@ import {
   type ServerInterceptor,
   type ServerOptions,
 } from '@grpc/grpc-js';
-import type { WatchHandle } from '../client/resource-watcher';
+import type { WatchHandle } from '../client/cache/resource-watcher';
 import { XdsError } from '../errors';
 import type { ServerFilterChain, ServerListenerConfig } from '../resources/listener/update';
 import type { RouteConfigUpdate } from '../resources/route-config';

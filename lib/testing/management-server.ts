@@ -349,6 +349,20 @@ export class ManagementServer {
     this.delta.endStreams(code, details);
   }
 
+  /**
+   * Ends one open stream (SotW or delta, ADS or per-type), by the `streamId` its requests were
+   * recorded with; the others go on. Throws if no such stream is open.
+   */
+  endStream(
+    streamId: number,
+    code: status,
+    details = `ended by the test with status ${code}`,
+  ): void {
+    if (this.sotw.endStream(streamId, code, details)) return;
+    if (this.delta.endStream(streamId, code, details)) return;
+    throw new Error(`ManagementServer.endStream: no open stream ${streamId}`);
+  }
+
   /** Applies to streams opened from now on; `undefined` clears it (for later streams). */
   setStreamFault(fault: StreamFault | undefined): void {
     this.fault = fault?.endBeforeResponseWith;

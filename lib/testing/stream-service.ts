@@ -72,6 +72,14 @@ export abstract class StreamService<
     for (const session of this.sessions.values()) session.end(code, details);
   }
 
+  /** Ends the open stream `id`; false if no such stream is open here. */
+  endStream(id: number, code: status, details: string): boolean {
+    const session = this.sessions.get(id);
+    if (!session?.isOpen) return false;
+    session.end(code, details);
+    return true;
+  }
+
   private onRequest(session: S, request: Req): void {
     this.requests.push(this.record(session.id, request));
     const first = session.requestCount++ === 0;

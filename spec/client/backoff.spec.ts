@@ -1,7 +1,7 @@
 // The reconnect backoff: 1 s, ×1.6, ±20 % jitter, 120 s cap; reset after a healthy stream.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Backoff } from '../../lib/client/backoff';
+import { Backoff } from '../../lib/client/transport/backoff';
 
 describe('Backoff', () => {
   it('grows-by-1.6-from-1-s-to-a-120-s-cap-without-jitter', () => {

@@ -2,7 +2,7 @@
 // always below one second, whatever the fraction.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { durationOfMs } from '../../lib/client/duration';
+import { durationOfMs } from '../../lib/duration';
 
 describe('durations', () => {
   it('whole-and-fractional-milliseconds-become-seconds-and-nanos', () => {

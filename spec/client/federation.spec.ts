@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, type ClusterUpdate } from '../../lib';
-import { parseResourceName } from '../../lib/client/resource-name';
+import { parseResourceName } from '../../lib/client/cache/resource-name';
 import { edsCluster, ManagementServer } from '../../lib/testing';
 import { TEST_RESOURCE_TIMEOUT_MS } from '../helpers/constants';
 import { RecordingWatcher } from '../helpers/recording-watcher';

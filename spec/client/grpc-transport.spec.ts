@@ -2,7 +2,7 @@
 // channel (gRFC A57 timers start only then) without piling up anything per failed stream.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GrpcTransport } from '../../lib/client/grpc-transport';
+import { GrpcTransport } from '../../lib/client/transport/grpc-transport';
 import type { XdsServerConfig } from '../../lib';
 
 const unreachable: XdsServerConfig = {

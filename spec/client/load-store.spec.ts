@@ -1,8 +1,8 @@
-// The LRS load store (lib/client/load-store.ts): what one report carries, per cluster and EDS
+// The LRS load store (lib/client/lrs/load-store.ts): what one report carries, per cluster and EDS
 // service name and per locality, and what starts again at zero after it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LoadStore } from '../../lib/client/load-store';
+import { LoadStore } from '../../lib/client/lrs/load-store';
 import type { ClusterStats } from '../../lib/generated/protos';
 
 const Z1 = { region: 'r', zone: 'z1', subZone: '' };

@@ -1,4 +1,4 @@
-// One LRS stream (lib/client/lrs-stream.ts) against the test server's LoadReportingService:
+// One LRS stream (lib/client/lrs/lrs-stream.ts) against the test server's LoadReportingService:
 // the node on each stream's first request, reports at the server's interval with the measured
 // interval, an idle client quiet after one empty report, reconnection with backoff without
 // losing counts, and close() leaving nothing running.
@@ -8,8 +8,8 @@ import { createHook } from 'node:async_hooks';
 import { status } from '@grpc/grpc-js';
 import type { BackoffOptions } from '../../lib';
 import { loadBootstrap, type Bootstrap } from '../../lib/bootstrap';
-import { LRS_SEND_ALL_CLUSTERS_FEATURE, LrsStream } from '../../lib/client/lrs-stream';
-import { CLIENT_FEATURES } from '../../lib/client/node';
+import { LRS_SEND_ALL_CLUSTERS_FEATURE, LrsStream } from '../../lib/client/lrs/lrs-stream';
+import { CLIENT_FEATURES } from '../../lib/client/transport/node';
 import { ManagementServer, type RecordedLoadReport } from '../../lib/testing';
 import { trackTimers } from '../grpc/helpers/backends';
 import { TEST_BACKOFF } from '../helpers/constants';
@@ -136,7 +136,7 @@ describe('LrsStream', () => {
     // A wide backoff, so that the spec can count while the stream is surely down: a report
     // written in the instant between the server's end and the client seeing it is lost with the
     // stream (nothing acknowledges LRS reports), and that is not what this spec is about.
-    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs-stream/);
+    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs[\\/]lrs-stream/);
     try {
       const s = await start({ backoff: { ...TEST_BACKOFF, initialMs: 300, maxMs: 300 } });
       server.setLoadReporting({ sendAllClusters: true, intervalMs: 10 });
@@ -167,7 +167,7 @@ describe('LrsStream', () => {
   });
 
   it('close() ends the stream and clears every timer, even during a backoff', async () => {
-    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs-stream/);
+    const timers = trackTimers(/[\\/]lib[\\/]client[\\/]lrs[\\/]lrs-stream/);
     try {
       const s = await start();
       server.setLoadReporting({ sendAllClusters: true, intervalMs: 10 });

@@ -162,8 +162,8 @@ describe('metrics (gRFC A78)', () => {
       bootstrap: server.bootstrap(),
       backoff: TEST_BACKOFF,
       meterProvider: provider,
+      clientScope: 'xds://metrics.example/',
     });
-    client.clientScope = 'xds://metrics.example/';
     const events = new ClientEvents(client);
     const failures = () => events.disconnects.filter((d) => d.error !== undefined).length;
     const labels = ['grpc.target', 'grpc.xds.server'];

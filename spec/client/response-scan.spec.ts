@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { messageCodec } from '../../lib/codec';
-import { scanResponse } from '../../lib/client/response-scan';
+import { scanResponse } from '../../lib/client/ads/response-scan';
 
 const codec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
 const CDS = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';

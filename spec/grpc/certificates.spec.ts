@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { FileWatcherCertificateProvider } from '../../lib/client/certificate-file-watcher';
+import { FileWatcherCertificateProvider } from '../../lib/client/credentials/certificate-file-watcher';
 import { subjectAltNameCheck } from '../../lib/grpc/certificates/san-matcher';
 import type { SubjectAltNameMatcher } from '../../lib/resources/cluster';
 import { TestCertificateAuthority, writeCertificateFiles } from '../../lib/testing';

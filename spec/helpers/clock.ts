@@ -1,7 +1,7 @@
 // Time in the timer and reconnect specs: node:test's mock clock, moved by the spec.
 import type { TestContext } from 'node:test';
 import type { XdsTransportFactory } from '../../lib';
-import { GrpcTransport } from '../../lib/client/grpc-transport';
+import { GrpcTransport } from '../../lib/client/transport/grpc-transport';
 
 /** Where the mock clock starts: any fixed instant does. */
 export const MOCK_EPOCH = Date.UTC(2025, 0, 1);

@@ -47,9 +47,13 @@ const LEGAL: Record<string, string> = {
     "import type { XdsError } from '../errors';\nexport type R = XdsError;\n",
   'resources/cluster/index.ts':
     "import type { Cluster } from '../../generated/protos';\nimport type { R } from '../resource-type';\nexport type C = Cluster | R;\n",
-  'client/xds-client.ts':
-    "import type { R } from '../resources/resource-type';\nimport { b } from '../bootstrap';\nexport const core = b as unknown as R;\n",
-  'xds-client.ts': "import { core } from './client/xds-client';\nexport const client = core;\n",
+  'client/core/client-core.ts':
+    "import type { R } from '../../resources/resource-type';\nimport { b } from '../../bootstrap';\nimport { s } from '../ads/stream';\nexport const core = [b, s] as unknown as R;\n",
+  'client/ads/stream.ts': "import { t } from '../transport/transport';\nexport const s = t;\n",
+  'client/transport/transport.ts': "import { b } from '../../bootstrap';\nexport const t = b;\n",
+  'client/lrs/lrs-stream.ts': "import { t } from '../transport/transport';\nexport const l = t;\n",
+  'xds-client.ts':
+    "import { core } from './client/core/client-core';\nexport const client = core;\n",
   'clusters/index.ts': "import { client } from '../xds-client';\nexport const tree = client;\n",
   'grpc/index.ts': "import { tree } from '../clusters';\nexport const plugin = tree;\n",
   'testing/index.ts':
@@ -78,8 +82,10 @@ describe('import layers', () => {
   const violations: [string, Record<string, string>, RegExp][] = [
     [
       'resources-importing-client',
-      { 'resources/cluster/validate.ts': "import { core } from '../../client/xds-client';\n" },
-      /^lib\/resources\/cluster\/validate\.ts: imports '\.\.\/\.\.\/client\/xds-client' \(lib\/client\/xds-client\.ts\): resources may not import client$/,
+      {
+        'resources/cluster/validate.ts': "import { core } from '../../client/core/client-core';\n",
+      },
+      /^lib\/resources\/cluster\/validate\.ts: imports '\.\.\/\.\.\/client\/core\/client-core' \(lib\/client\/core\/client-core\.ts\): resources may not import client$/,
     ],
     [
       'a-type-only-import-counts',
@@ -93,18 +99,33 @@ describe('import layers', () => {
     ],
     [
       'client-importing-clusters',
-      { 'client/x.ts': "import { tree } from '../clusters';\n" },
-      /^lib\/client\/x\.ts: .*client may not import clusters$/,
+      { 'client/core/x.ts': "import { tree } from '../../clusters';\n" },
+      /^lib\/client\/core\/x\.ts: .*client may not import clusters$/,
     ],
     [
       'client-importing-the-typed-facade',
-      { 'client/x.ts': "import { client } from '../xds-client';\n" },
+      { 'client/core/x.ts': "import { client } from '../../xds-client';\n" },
       /client may not import facade$/,
     ],
     [
       'client-importing-testing',
-      { 'client/x.ts': "const t = require('../testing');\nexport { t };\n" },
+      { 'client/core/x.ts': "const t = require('../../testing');\nexport { t };\n" },
       /client may not import testing$/,
+    ],
+    [
+      'lrs-importing-ads',
+      { 'client/lrs/x.ts': "import { s } from '../ads/stream';\n" },
+      /^lib\/client\/lrs\/x\.ts: .*lrs may not import ads$/,
+    ],
+    [
+      'ads-importing-the-client-core',
+      { 'client/ads/x.ts': "import { core } from '../core/client-core';\n" },
+      /^lib\/client\/ads\/x\.ts: .*ads may not import client$/,
+    ],
+    [
+      'the-cache-importing-a-stream',
+      { 'client/cache/x.ts': "import { s } from '../ads/stream';\n" },
+      /^lib\/client\/cache\/x\.ts: .*cache may not import ads$/,
     ],
     [
       'clusters-importing-the-cli',
@@ -113,7 +134,7 @@ describe('import layers', () => {
     ],
     [
       'testing-importing-the-client',
-      { 'testing/x.ts': "import { core } from '../client/xds-client';\n" },
+      { 'testing/x.ts': "import { core } from '../client/core/client-core';\n" },
       /^lib\/testing\/x\.ts: .*testing may not import client$/,
     ],
     [
@@ -141,13 +162,13 @@ describe('import layers', () => {
     ],
     [
       'importing-the-package-by-name',
-      { 'client/x.ts': "import { server } from 'xds-client/testing';\n" },
-      /^lib\/client\/x\.ts: imports 'xds-client\/testing' \(lib\/testing\/index\.ts\): client may not import testing$/,
+      { 'client/core/x.ts': "import { server } from 'xds-client/testing';\n" },
+      /^lib\/client\/core\/x\.ts: imports 'xds-client\/testing' \(lib\/testing\/index\.ts\): client may not import testing$/,
     ],
     [
       'importing-outside-lib',
-      { 'client/x.ts': "import { h } from '../../spec/helpers/env';\n" },
-      /^lib\/client\/x\.ts: imports '\.\.\/\.\.\/spec\/helpers\/env', outside lib\/$/,
+      { 'client/core/x.ts': "import { h } from '../../../spec/helpers/env';\n" },
+      /^lib\/client\/core\/x\.ts: imports '\.\.\/\.\.\/\.\.\/spec\/helpers\/env', outside lib\/$/,
     ],
     [
       'a-file-in-no-layer',
@@ -157,10 +178,10 @@ describe('import layers', () => {
     [
       'a-cycle',
       {
-        'client/a.ts': "import { b } from './b';\nexport const a = b;\n",
-        'client/b.ts': "import type { a } from './a';\nexport const b: typeof a = 1;\n",
+        'client/core/a.ts': "import { b } from './b';\nexport const a = b;\n",
+        'client/core/b.ts': "import type { a } from './a';\nexport const b: typeof a = 1;\n",
       },
-      /^import cycle: lib\/client\/a\.ts -> lib\/client\/b\.ts -> lib\/client\/a\.ts$/,
+      /^import cycle: lib\/client\/core\/a\.ts -> lib\/client\/core\/b\.ts -> lib\/client\/core\/a\.ts$/,
     ],
     [
       'a-cycle-through-an-index',
@@ -182,11 +203,14 @@ describe('import layers', () => {
   it('exits-non-zero-naming-the-file-and-the-import', () => {
     const bad = tree({
       ...LEGAL,
-      'resources/x.ts': "import { core } from '../client/xds-client';\n",
+      'resources/x.ts': "import { core } from '../client/core/client-core';\n",
     });
     const failing = spawnSync(process.execPath, [script, bad], { encoding: 'utf8' });
     assert.equal(failing.status, 1);
-    assert.match(failing.stderr, /lib\/resources\/x\.ts: imports '\.\.\/client\/xds-client'/);
+    assert.match(
+      failing.stderr,
+      /lib\/resources\/x\.ts: imports '\.\.\/client\/core\/client-core'/,
+    );
     const passing = spawnSync(process.execPath, [script, tree(LEGAL)], { encoding: 'utf8' });
     assert.equal(passing.status, 0, passing.stderr);
   });

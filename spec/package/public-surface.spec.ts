@@ -33,7 +33,7 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
   });
 
   it('deep-imports-of-internal-modules-do-not-resolve', () => {
-    const result = runNode(`require('xds-client/dist/lib/client/ads-stream')`);
+    const result = runNode(`require('xds-client/dist/lib/client/ads/ads-stream')`);
     assert.notEqual(result.status, 0);
     assert.match(result.stderr, /ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });

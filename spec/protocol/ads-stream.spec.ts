@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { ClusterUpdate, EndpointUpdate } from '../../lib';
 import { messageCodec } from '../../lib/codec';
-import { GrpcTransport } from '../../lib/client/grpc-transport';
+import { GrpcTransport } from '../../lib/client/transport/grpc-transport';
 import { edsCluster, endpoints } from '../../lib/testing';
 import { TEST_BACKOFF } from '../helpers/constants';
 import { CDS, EDS, settled, startEnv, type Env } from '../helpers/env';

@@ -5,9 +5,13 @@
 //    watched; each stream's first request carries the node.
 // 2. Each stream has its own nonces and versions: a NACK on one names that stream's nonce and
 //    keeps that type's last ACKed version; the other types are not touched.
-// 3. The streams live and die together: when the server ends one, the client reconnects every
-//    type and nobody is notified (the stream had responses: gRFC A57).
-// 4. Incremental on the per-type Delta* methods, with the same rules.
+// 3. The streams are independent: when the server ends one type's stream, that type alone
+//    reconnects (its last version, no nonce); the other streams go on untouched (the same
+//    stream, no new request). When all end, each type reconnects, and nobody is notified (the
+//    streams had responses: gRFC A57).
+// 4. A type's stream failing before any response is a connectivity error for that type's
+//    resources only.
+// 5. Incremental on the per-type Delta* methods, with the same rules.
 // (Deletion and the watcher rules run on these transports too: deletion.spec.ts, watchers.spec.ts.)
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
@@ -105,7 +109,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     assert.equal(env.server.requests.filter((r) => r.typeUrl === LDS).length, ldsBefore);
   });
 
-  it('grpc-one-stream-ending-reconnects-every-type-notifying-nobody', async () => {
+  it('grpc-every-stream-ending-reconnects-each-type-notifying-nobody', async () => {
     env = await startEnv({ apiType: 'GRPC', backoff: TEST_BACKOFF });
     serveAll(env);
     const watchers = await watchAll(env);
@@ -123,6 +127,67 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     }
     await settled(env.server);
     for (const w of Object.values(watchers)) w.expectNothingYet();
+  });
+
+  for (const apiType of ['GRPC', 'DELTA_GRPC'] as const) {
+    it(`${apiType.toLowerCase().replace('_', '-')}-one-types-stream-ending-leaves-the-other-types-streams-untouched`, async () => {
+      env = await startEnv({ apiType, backoff: TEST_BACKOFF });
+      serveAll(env);
+      const watchers = await watchAll(env);
+      await settled(env.server);
+      const requests = () => (apiType === 'GRPC' ? env.server.requests : env.server.deltaRequests);
+      const opened = env.server.streamsOpened;
+      const cdsStream = requests().find((r) => r.typeUrl === CDS)!.streamId;
+      const before = requests().length;
+      const lastCds = env.server.responses.filter((r) => r.typeUrl === CDS).at(-1);
+      env.server.endStream(cdsStream, status.UNAVAILABLE, 'CDS stream recycled');
+      const isNewCds = (r: { streamId: number; typeUrl: string }) =>
+        r.streamId > opened && r.typeUrl === CDS;
+      const again =
+        apiType === 'GRPC'
+          ? await env.server.waitForRequest(isNewCds)
+          : await env.server.waitForDeltaRequest(isNewCds);
+      assert.equal(again.node?.id, 'spec-node');
+      assert.equal(again.responseNonce, '', 'a new stream: no nonce');
+      if ('versionInfo' in again) assert.equal(again.versionInfo, lastCds!.versionInfo);
+      await settled(env.server);
+      assert.equal(env.server.streamsOpened, opened + 1, 'only the CDS stream was re-opened');
+      assert.equal(env.server.streamCount, 4);
+      const others = requests()
+        .slice(before)
+        .filter((r) => r.typeUrl !== CDS);
+      assert.deepEqual(others, [], 'no request on the other streams');
+      for (const w of Object.values(watchers)) w.expectNothingYet();
+    });
+  }
+
+  it('grpc-a-types-stream-failing-is-a-connectivity-error-for-that-type-only', async () => {
+    env = await startEnv({ apiType: 'GRPC', backoff: TEST_BACKOFF });
+    serveAll(env);
+    const { l, r, c, e } = await watchAll(env);
+    await settled(env.server);
+    const opened = env.server.streamsOpened;
+    env.server.setStreamFault({
+      endBeforeResponseWith: { code: status.UNAVAILABLE, details: 'CDS down' },
+    });
+    const cdsStream = env.server.requests.find((q) => q.typeUrl === CDS)!.streamId;
+    env.server.endStream(cdsStream, status.UNAVAILABLE, 'CDS stream recycled');
+    const ambient = await c.next('ambient');
+    assert.equal(ambient.error.code, status.UNAVAILABLE);
+    assert.match(ambient.error.message, /CDS down/);
+    await env.server.waitForStreams(opened + 2); // the CDS stream failed again, after a backoff
+    for (const w of [l, r, e]) w.expectNothingYet();
+    const dump = env.client.dump();
+    assert.equal(dump.find((d) => d.typeUrl === CDS)!.error?.code, status.UNAVAILABLE);
+    for (const typeUrl of [LDS, RDS, EDS]) {
+      assert.equal(dump.find((d) => d.typeUrl === typeUrl)!.error, undefined, typeUrl);
+    }
+    // A new watcher of a listener hears of no error: its stream is fine.
+    const late = new RecordingWatcher<ListenerUpdate>();
+    env.client.watchListener('L', late);
+    await late.next('changed');
+    await late.expectNothingUntil(settled(env.server));
+    env.server.setStreamFault(undefined);
   });
 
   it('delta-grpc-one-stream-per-type-subscribing-on-its-delta-method', async () => {

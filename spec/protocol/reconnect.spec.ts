@@ -5,9 +5,12 @@
 // 2. A stream that fails before any response is a connectivity error: ambient for watchers
 //    of cached resources, a resource error for the others; nothing cached is lost.
 // 3. An unreachable server gives UNAVAILABLE naming the server.
-// 4. The backoff grows while streams fail, and resets after a healthy stream — which still
-//    waits the initial delay before reconnecting. Re-watching does not get around it. (These
-//    run on node:test's mock clock: each delay is checked to the millisecond.)
+// 4. The backoff grows while streams fail, and resets after a healthy stream. Re-watching does
+//    not get around it.
+// 5. After a healthy stream, the next starts once the initial delay has passed since the last
+//    one started: at once after a stream that lived longer (a server rolling over), and no
+//    sooner than that against a server that answers and closes at once. (4 and 5 run on
+//    node:test's mock clock: each delay is checked to the millisecond.)
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, type ClusterUpdate, type EndpointUpdate } from '../../lib';
@@ -145,9 +148,62 @@ describe('reconnect', () => {
       [0, 100, 400, 1300],
     );
 
-    // The healthy stream reset the backoff (not 2700 ms), but the initial delay still applies.
+    // The healthy stream reset the backoff (not 2700 ms); it lived no time at all, so the
+    // next one waits the initial delay.
     env.server.endStreams(status.UNAVAILABLE, 'restart');
     await nextStartsAfter(4, 100);
+  });
+
+  it('a-healthy-stream-that-lived-past-the-initial-delay-reconnects-at-once', async (t) => {
+    const { transportFactory, starts } = timedStreams();
+    env = await startEnv({
+      backoff: { initialMs: 100, multiplier: 3, jitter: 0 },
+      transportFactory,
+    });
+    const events = new ClientEvents(env.client);
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const tick = mockClock(t);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    await w.next('changed');
+    tick(100); // the stream has lived the initial delay
+    env.server.endStreams(status.UNAVAILABLE, 'server rolling over');
+    await events.disconnected(1);
+    assert.equal(starts.length, 2, 'the next stream started with no wait');
+    assert.deepEqual(
+      starts.map((s) => s - starts[0]!),
+      [0, 100],
+    );
+    await w.expectNothingUntil(settled(env.server));
+  });
+
+  it('a-server-that-answers-and-closes-at-once-gets-one-stream-per-initial-delay', async (t) => {
+    const { transportFactory, starts } = timedStreams();
+    env = await startEnv({
+      backoff: { initialMs: 100, multiplier: 3, jitter: 0 },
+      transportFactory,
+    });
+    const events = new ClientEvents(env.client);
+    let connected = 0;
+    env.client.on('connected', () => connected++);
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const tick = mockClock(t);
+    env.client.watchCluster('A', new RecordingWatcher<ClusterUpdate>());
+    for (let stream = 1; stream <= 3; stream++) {
+      await until(`stream ${stream} answered`, () => connected === stream);
+      tick(30); // a short-lived stream: 30 ms
+      env.server.endStreams(status.UNAVAILABLE, 'closed right after answering');
+      await events.disconnected(stream);
+      tick(69);
+      assert.equal(starts.length, stream, `stream ${stream + 1} started before 100 ms`);
+      tick(1);
+      assert.equal(starts.length, stream + 1, `stream ${stream + 1} did not start at 100 ms`);
+    }
+    // one stream start per initial delay, the backoff reset by each answer (never 300 ms)
+    assert.deepEqual(
+      starts.map((s) => s - starts[0]!),
+      [0, 100, 200, 300],
+    );
   });
 
   it('re-watching-after-an-error-does-not-get-around-the-backoff', async (t) => {

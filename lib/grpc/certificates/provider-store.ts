@@ -5,7 +5,7 @@
 import { rootCertificates } from 'node:tls';
 import type { experimental } from '@grpc/grpc-js';
 import type { CertificateProviderConfig } from '../../bootstrap';
-import { FileWatcherCertificateProvider } from '../../client/certificate-file-watcher';
+import { FileWatcherCertificateProvider } from '../../client/credentials/certificate-file-watcher';
 
 type CertificateProvider = experimental.CertificateProvider;
 

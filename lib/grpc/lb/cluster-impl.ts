@@ -11,8 +11,8 @@ import {
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
 import { serverKey, type XdsServerConfig } from '../../bootstrap';
-import { reportLoad, type LoadReportingLease } from '../../client/load-reporting';
-import type { ClusterLoad } from '../../client/load-store';
+import { reportLoad, type LoadReportingLease } from '../../client/lrs/load-reporting';
+import type { ClusterLoad } from '../../client/lrs/load-store';
 import { callCounter, type CallCounter } from '../../clusters';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type UpstreamTlsConfig } from '../../resources/cluster';
 import type { DropOverload } from '../../resources/endpoint';

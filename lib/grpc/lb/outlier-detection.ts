@@ -12,7 +12,7 @@
 // to anything but "true"; without it, clusters' outlier_detection is ignored (A50's switch).
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
-import { durationOfMs } from '../../client/duration';
+import { durationOfMs } from '../../duration';
 import type { OutlierDetection } from '../../resources/cluster';
 import { OUTLIER_DETECTION_CHILD_ATTRIBUTE, POLICY } from '../names';
 import { failingPicker } from './pick-results';

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { openLoadReportingStreams } from '../../../lib/client/load-reporting';
+import { openLoadReportingStreams } from '../../../lib/client/lrs/load-reporting';
 import { RESOURCE_TIMEOUT_OPTION } from '../../../lib/grpc';
 import {
   edsCluster,

@@ -1,0 +1,316 @@
+import { logError } from '../../trace';
+import type { XdsServerConfig } from '../../bootstrap';
+import type { ResourceType } from '../../resources/resource-type';
+import type { XdsError } from '../../errors';
+import { DoesNotExistTimer, type TimedEntry } from './does-not-exist-timer';
+import type { ResourceWatcher } from './resource-watcher';
+
+/** CSDS's client status of a resource. */
+export type ResourceStatus = 'REQUESTED' | 'ACKED' | 'NACKED' | 'DOES_NOT_EXIST';
+
+/** The one thing a cache entry needs of its authority (core/authority.ts). */
+export interface EntryAuthority {
+  /** The connectivity error of the server it uses for a type, replayed to new watchers. */
+  connectivityErrorOf(typeUrl: string): XdsError | undefined;
+}
+
+/** The authority of a resource no server serves (its name's authority is not in the bootstrap). */
+const NO_AUTHORITY: EntryAuthority = { connectivityErrorOf: () => undefined };
+
+/**
+ * Where a transition hands the watcher notification it owes: run now, or queued until the
+ * response's verdict is recorded (response-processor.ts). Every transition that changes what
+ * watchers see takes one, so no caller can change the state and forget to tell them.
+ */
+export type Deliver = (notification: () => void) => void;
+
+/** Delivers at once (a timer fired, a TTL ran out). */
+export const deliverNow: Deliver = (notification) => notification();
+
+interface WatcherEntry<T> {
+  readonly watcher: ResourceWatcher<T>;
+  /** Its first delivery is queued; until then it is skipped by broadcasts (it gets the latest). */
+  pendingInitial: boolean;
+  active: boolean;
+}
+
+/**
+ * The cache entry of one (type, name): the last good resource and its serialized bytes, CSDS
+ * metadata, the current error, the does-not-exist timer and the watchers. Its state changes
+ * only through the transitions below, each of which hands the watchers' notification to a
+ * `Deliver`; every delivery to watchers goes through here, so the no-re-entrancy and exception
+ * rules live in one place.
+ */
+export class ResourceState<T> implements TimedEntry {
+  private readonly watchers = new Set<WatcherEntry<T>>();
+  private _resource: T | undefined;
+  private _bytes: Uint8Array | undefined;
+  private _version: string | undefined;
+  private _status: ResourceStatus = 'REQUESTED';
+  private _updateTime: Date | undefined;
+  private _error: XdsError | undefined;
+  private _failedVersion: string | undefined;
+  private _failedTime: Date | undefined;
+  /** gRFC A57's timer (does-not-exist-timer.ts). */
+  readonly doesNotExist = new DoesNotExistTimer(() => this._resource !== undefined);
+  /** The version the server gave the resource itself (a delta or `Resource` wrapper's). */
+  private _resourceVersion: string | undefined;
+  private _source: XdsServerConfig | undefined;
+  /** The resource's TTL runs out: it expires unless refreshed first. */
+  private ttlTimer: NodeJS.Timeout | undefined;
+  private _deletionIgnored = false;
+
+  constructor(
+    readonly type: ResourceType<T>,
+    readonly name: string,
+    readonly authority: EntryAuthority,
+  ) {}
+
+  /** A resource that can never be served: its watchers get `error` and nothing else. */
+  static failed<T>(type: ResourceType<T>, name: string, error: XdsError): ResourceState<T> {
+    const state = new ResourceState(type, name, NO_AUTHORITY);
+    state.doesNotExist.settle();
+    state._error = error;
+    return state;
+  }
+
+  /** The last good version, if any. */
+  get resource(): T | undefined {
+    return this._resource;
+  }
+  /** The bytes `resource` was decoded from: an identical re-send is detected by comparing them. */
+  get bytes(): Uint8Array | undefined {
+    return this._bytes;
+  }
+  /** Version of the cached resource. */
+  get version(): string | undefined {
+    return this._version;
+  }
+  get status(): ResourceStatus {
+    return this._status;
+  }
+  get updateTime(): Date | undefined {
+    return this._updateTime;
+  }
+  /** The error about this resource itself (NACK, does not exist), replayed to new watchers. */
+  get error(): XdsError | undefined {
+    return this._error;
+  }
+  /** The version that was last NACKed, and when. */
+  get failedVersion(): string | undefined {
+    return this._failedVersion;
+  }
+  get failedTime(): Date | undefined {
+    return this._failedTime;
+  }
+  /**
+   * The version the server gave the resource itself: a delta resource's, or a SotW `Resource`
+   * wrapper's (undefined for a bare SotW resource). A heartbeat must name it.
+   */
+  get resourceVersion(): string | undefined {
+    return this._resourceVersion;
+  }
+  /**
+   * The server the cached resource came from (gRFC A71: an authority may switch servers). Its
+   * versions mean something to that server only.
+   */
+  get source(): XdsServerConfig | undefined {
+    return this._source;
+  }
+  /** A53: the server deleted it, the client kept it. */
+  get deletionIgnored(): boolean {
+    return this._deletionIgnored;
+  }
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  // ---- transitions ----
+
+  /**
+   * A new valid version; its watchers get it. `now` is shared by a whole response (one Date,
+   * not one each).
+   */
+  setResource(
+    resource: T,
+    bytes: Uint8Array,
+    version: string,
+    now: Date,
+    resourceVersion: string | undefined,
+    deliver: Deliver,
+  ): void {
+    this._resource = resource;
+    this._bytes = bytes;
+    this._resourceVersion = resourceVersion;
+    this.markAcked(version, now);
+    deliver(() => this.notifyChanged());
+  }
+
+  /** The cached bytes were received (or confirmed, same bytes) from `server`. */
+  receivedFrom(server: XdsServerConfig): void {
+    this._source = server;
+  }
+
+  /** The server (re)confirmed what is cached: same bytes, new version (and resource version). */
+  markAcked(version: string, now: Date, resourceVersion?: string): void {
+    this._version = version;
+    if (resourceVersion !== undefined) this._resourceVersion = resourceVersion;
+    this._status = 'ACKED';
+    this._updateTime = now;
+    this._error = undefined;
+    this._deletionIgnored = false;
+    this.doesNotExist.settle();
+  }
+
+  /**
+   * A version failed validation. It exists, even if invalid: no does-not-exist timer. With
+   * `dropCached` (nothing good cached, or A88's fail_on_data_errors) the cached value goes too
+   * and watchers get a resource error; otherwise an ambient one.
+   */
+  markNacked(
+    error: XdsError,
+    version: string,
+    now: Date,
+    dropCached: boolean,
+    deliver: Deliver,
+  ): void {
+    this._status = 'NACKED';
+    this._failedVersion = version;
+    this._failedTime = now;
+    this._error = error;
+    if (dropCached) this.dropResource();
+    this.doesNotExist.settle();
+    deliver(
+      dropCached ? () => this.notifyResourceError(error) : () => this.notifyAmbientError(error),
+    );
+  }
+
+  /**
+   * The resource's TTL, from an update or a heartbeat: `onExpired` runs if no other comes
+   * within `ttlMs`. Undefined removes the TTL (a resource sent without one lives on).
+   */
+  setTtl(ttlMs: number | undefined, onExpired: (state: this) => void): void {
+    clearTimeout(this.ttlTimer);
+    this.ttlTimer = undefined;
+    if (ttlMs === undefined) return;
+    this.ttlTimer = setTimeout(() => {
+      this.ttlTimer = undefined;
+      if (this._resource !== undefined) onExpired(this);
+    }, ttlMs);
+    this.ttlTimer.unref?.();
+  }
+
+  /**
+   * Removed by the server (left out of a SotW response, delta's removed_resources), or its TTL
+   * ran out: the cached value goes and watchers get `error`.
+   */
+  markDeleted(error: XdsError, deliver: Deliver): void {
+    this.dropResource();
+    this.setTtl(undefined, () => undefined);
+    this.markDoesNotExist(error, deliver);
+  }
+
+  /**
+   * A53: the server deleted it and the client keeps it; watchers get `error` as an ambient
+   * error. Only the first time (log once): false if it was already so.
+   */
+  markDeletionIgnored(error: XdsError, deliver: Deliver): boolean {
+    if (this._deletionIgnored) return false;
+    this._deletionIgnored = true;
+    deliver(() => this.notifyAmbientError(error));
+    return true;
+  }
+
+  /** The does-not-exist timer fired, or the server said it does not exist: `error` to watchers. */
+  markDoesNotExist(error: XdsError, deliver: Deliver): void {
+    this._status = 'DOES_NOT_EXIST';
+    this._error = error;
+    this.doesNotExist.settle();
+    deliver(() => this.notifyResourceError(error));
+  }
+
+  /**
+   * The server cannot be reached for this resource (gRFC A57): nothing changes in the cache;
+   * watchers keep what they have (`onAmbientError`) or learn there is nothing (`onResourceError`).
+   */
+  connectivityFailed(error: XdsError): void {
+    if (this._resource === undefined) this.notifyResourceError(error);
+    else this.notifyAmbientError(error);
+  }
+
+  /** The resource leaves the cache, or the client closes: stop the timers, drop the watchers. */
+  dispose(): void {
+    this.doesNotExist.stop();
+    clearTimeout(this.ttlTimer);
+    for (const entry of this.watchers) entry.active = false;
+    this.watchers.clear();
+  }
+
+  private dropResource(): void {
+    this._resource = undefined;
+    this._bytes = undefined;
+    this._resourceVersion = undefined;
+    this._source = undefined;
+  }
+
+  // ---- watchers ----
+
+  /** Adds a watcher; it gets the cached resource and current errors on a later tick. */
+  addWatcher(watcher: ResourceWatcher<T>): () => boolean {
+    const entry: WatcherEntry<T> = { watcher, pendingInitial: true, active: true };
+    this.watchers.add(entry);
+    queueMicrotask(() => this.deliverInitial(entry));
+    return () => {
+      if (!entry.active) return false;
+      entry.active = false;
+      this.watchers.delete(entry);
+      return true;
+    };
+  }
+
+  private notifyChanged(): void {
+    const resource = this._resource;
+    if (resource === undefined) return;
+    this.broadcast((w) => w.onResourceChanged(resource));
+  }
+
+  private notifyResourceError(error: XdsError): void {
+    this.broadcast((w) => w.onResourceError(error));
+  }
+
+  private notifyAmbientError(error: XdsError): void {
+    this.broadcast((w) => w.onAmbientError?.(error));
+  }
+
+  private broadcast(call: (watcher: ResourceWatcher<T>) => void): void {
+    for (const entry of [...this.watchers]) {
+      if (entry.active && !entry.pendingInitial) invokeWatcher(entry.watcher, call);
+    }
+  }
+
+  /** In order: the cached resource, then this resource's error, then the server's. */
+  private deliverInitial(entry: WatcherEntry<T>): void {
+    entry.pendingInitial = false;
+    if (!entry.active) return;
+    const { watcher } = entry;
+    const resource = this._resource;
+    if (resource !== undefined) {
+      invokeWatcher(watcher, (w) => w.onResourceChanged(resource));
+      for (const error of [this._error, this.authority.connectivityErrorOf(this.type.typeUrl)]) {
+        if (error && entry.active) invokeWatcher(watcher, (w) => w.onAmbientError?.(error));
+      }
+      return;
+    }
+    const error = this._error ?? this.authority.connectivityErrorOf(this.type.typeUrl);
+    if (error && entry.active) invokeWatcher(watcher, (w) => w.onResourceError(error));
+  }
+}
+
+/** Runs one watcher callback; what it throws is logged and goes no further. */
+function invokeWatcher<T>(watcher: ResourceWatcher<T>, call: (w: ResourceWatcher<T>) => void) {
+  try {
+    call(watcher);
+  } catch (e) {
+    logError(`xds-client: a resource watcher threw: ${e instanceof Error ? e.stack : String(e)}`);
+  }
+}
