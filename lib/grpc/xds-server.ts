@@ -266,7 +266,12 @@ class BoundPort {
     metadata: Metadata,
     tls: boolean,
   ): Refusal | undefined {
-    const unavailable = (details: string) => ({ code: status.UNAVAILABLE, details });
+    // gRFC A36: UNAVAILABLE, naming the node as every error the plugin reports does.
+    const nodeId = this.lease!.client.bootstrap.node.id;
+    const unavailable = (reason: string) => ({
+      code: status.UNAVAILABLE,
+      details: new XdsError(status.UNAVAILABLE, reason, { nodeId }).message,
+    });
     const hcm = chain.httpConnectionManager;
     let routeConfig = hcm.routeConfig;
     if (!routeConfig && hcm.routeConfigName !== undefined) {
@@ -274,7 +279,7 @@ class BoundPort {
       routeConfig = state?.update;
       if (!routeConfig) {
         return unavailable(
-          `RouteConfiguration ${hcm.routeConfigName} unavailable${state?.error ? `: ${state.error.message}` : ''}`,
+          `RouteConfiguration ${hcm.routeConfigName} unavailable${state?.error ? `: ${state.error.reason}` : ''}`,
         );
       }
     }

@@ -66,7 +66,7 @@ export class ClusterImplConfig implements TypedConfig {
 
   static createFromJson(obj: unknown): ClusterImplConfig {
     const o = (obj ?? {}) as Record<string, unknown>;
-    const bad = (what: string) => new Error(`${POLICY.clusterImpl}: ${what}`);
+    const bad = (what: string) => new Error(what);
     if (typeof o.cluster !== 'string' || o.cluster === '') throw bad('cluster must be a string');
     const child = Array.isArray(o.child_policy)
       ? experimental.selectLbConfigFromList(o.child_policy as LoadBalancingConfig[])

@@ -58,7 +58,7 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
   constructor(children: readonly PriorityChildConfig[]) {
     const seen = new Set<string>();
     for (const child of children) {
-      if (seen.has(child.name)) throw new Error(`priority: child "${child.name}" listed twice`);
+      if (seen.has(child.name)) throw new Error(`child "${child.name}" listed twice`);
       seen.add(child.name);
     }
     this.children = Object.freeze(children.map((child) => Object.freeze({ ...child })));
@@ -85,28 +85,25 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
    * priority names are ignored, as in the proto. Throws on anything else.
    */
   static createFromJson(obj: unknown): PriorityConfig {
-    if (!isJsonObject(obj)) throw new Error('priority config must be an object');
+    if (!isJsonObject(obj)) throw new Error('config must be an object');
     const { children, priorities } = obj;
-    if (!isJsonObject(children)) throw new Error('priority config: children must be an object');
-    if (!Array.isArray(priorities)) throw new Error('priority config: priorities must be an array');
+    if (!isJsonObject(children)) throw new Error('children must be an object');
+    if (!Array.isArray(priorities)) throw new Error('priorities must be an array');
     const parsed = priorities.map((name: unknown, i): PriorityChildConfig => {
-      if (typeof name !== 'string')
-        throw new Error(`priority config: priorities[${i}] not a string`);
+      if (typeof name !== 'string') throw new Error(`priorities[${i}] not a string`);
       const child = Object.hasOwn(children, name) ? children[name] : undefined;
       if (!isJsonObject(child)) {
-        throw new Error(`priority config: priorities[${i}] "${name}" has no entry in children`);
+        throw new Error(`priorities[${i}] "${name}" has no entry in children`);
       }
       const ignore = child.ignore_reresolution_requests ?? false;
       if (typeof ignore !== 'boolean') {
-        throw new Error(
-          `priority config: children["${name}"].ignore_reresolution_requests not a boolean`,
-        );
+        throw new Error(`children["${name}"].ignore_reresolution_requests not a boolean`);
       }
       return {
         name,
         config: selectChildConfig(
           child.config as LoadBalancingConfig[],
-          `priority config: children["${name}"].config`,
+          `children["${name}"].config`,
         ),
         ignoreReresolutionRequests: ignore,
       };

@@ -51,7 +51,7 @@ function checkSize(value: unknown, field: string): number {
     value > MAX_RING_SIZE_LIMIT
   ) {
     throw new Error(
-      `ring_hash config: ${field} must be an integer from 1 to ${MAX_RING_SIZE_LIMIT} (got ${String(value)})`,
+      `${field} must be an integer from 1 to ${MAX_RING_SIZE_LIMIT} (got ${String(value)})`,
     );
   }
   return value;
@@ -66,7 +66,7 @@ export class RingHashConfig implements TypedLoadBalancingConfig {
     this.maxRingSize = checkSize(maxRingSize, 'max_ring_size');
     if (this.minRingSize > this.maxRingSize) {
       throw new Error(
-        `ring_hash config: min_ring_size ${this.minRingSize} exceeds max_ring_size ${this.maxRingSize}`,
+        `min_ring_size ${this.minRingSize} exceeds max_ring_size ${this.maxRingSize}`,
       );
     }
   }
@@ -83,7 +83,7 @@ export class RingHashConfig implements TypedLoadBalancingConfig {
 
   /** `{ min_ring_size?: number, max_ring_size?: number }`; throws on anything else. */
   static createFromJson(obj: unknown): RingHashConfig {
-    if (!isJsonObject(obj)) throw new Error('ring_hash config must be an object');
+    if (!isJsonObject(obj)) throw new Error('config must be an object');
     const min = obj.min_ring_size ?? DEFAULT_MIN_RING_SIZE;
     const max = obj.max_ring_size ?? DEFAULT_MAX_RING_SIZE;
     return new RingHashConfig(checkSize(min, 'min_ring_size'), checkSize(max, 'max_ring_size'));

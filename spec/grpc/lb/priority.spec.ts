@@ -108,7 +108,7 @@ describe('xds_client.priority config', () => {
 
   it('throws a clear error on invalid JSON', () => {
     const cases: [unknown, RegExp][] = [
-      [null, /priority config must be an object/],
+      [null, /Error: config must be an object/],
       [{ children: [], priorities: [] }, /children must be an object/],
       [{ children: {}, priorities: 'p0' }, /priorities must be an array/],
       [{ children: {}, priorities: [7] }, /priorities\[0\] not a string/],

@@ -68,7 +68,7 @@ describe('ring_hash: config', () => {
     ]) {
       assert.throws(
         () => RingHashConfig.createFromJson(bad),
-        /ring_hash config/,
+        /ring_size|config must be an object/,
         JSON.stringify(bad),
       );
     }

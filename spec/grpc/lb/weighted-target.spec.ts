@@ -98,7 +98,7 @@ describe('xds_client.weighted_target config', () => {
   it('throws a clear error on invalid JSON', () => {
     const rr = [{ round_robin: {} }];
     const cases: [unknown, RegExp][] = [
-      [[], /weighted_target config must be an object/],
+      [[], /Error: config must be an object/],
       [{ targets: null }, /targets must be an object/],
       [{ targets: { la: 3 } }, /targets\["la"\] must be an object/],
       [{ targets: { la: { child_policy: rr } } }, /targets\["la"\]\.weight: must be an integer/],
