@@ -21,7 +21,7 @@ export interface XdsConfig {
   readonly clusters: ReadonlyMap<string, ClusterResult>;
   /** The clusters the routes name or in-flight RPCs hold: the cluster manager's children. */
   readonly rootClusters: readonly string[];
-  /** The xDS node id, for the errors RPCs see (gRFC A54). */
+  /** The xDS node id, named by the errors RPCs see (decision 0030). */
   readonly nodeId: string;
   /** The bootstrap's node: what load reports (LRS) name as their sender. */
   readonly node: NodeConfig;

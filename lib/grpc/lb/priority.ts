@@ -5,7 +5,11 @@
 // Where this differs from a plain reading of A56, it is on purpose:
 // - every timer is unref'd and cleared on destroy, so a closed channel never keeps the process
 //   alive nor fires into a destroyed tree;
-// - a deactivated child that outlives its retention is destroyed, not only forgotten.
+// - a deactivated child that outlives its retention is destroyed, not only forgotten;
+// - a child dropped from the config is destroyed at once (gRFC A115, as grpc-go and grpc-java
+//   do; decision 0031): only lower priorities deactivated by a higher one that works are
+//   retained. GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE=true brings back A56's
+//   retention of dropped children.
 
 import {
   connectivityState,
@@ -40,6 +44,14 @@ export const PRIORITY_RETENTION_OPTION =
 
 export const DEFAULT_FAILOVER_TIMEOUT_MS = 10_000;
 export const DEFAULT_PRIORITY_RETENTION_MS = 15 * 60_000;
+
+/** gRFC A115's switch back to A56's retention of children dropped from the config. */
+export const CHILD_POLICY_CACHE_ENV = 'GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE';
+
+/** Whether a child dropped from the config is retained (A56) rather than destroyed (A115). */
+function retainsDroppedChildren(): boolean {
+  return process.env[CHILD_POLICY_CACHE_ENV]?.toLowerCase() === 'true';
+}
 
 export const EMPTY_PRIORITY_LIST_MESSAGE = 'priority policy has an empty priority list';
 
@@ -172,13 +184,15 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
     );
     this.retentionMs = msOption(options, PRIORITY_RETENTION_OPTION, DEFAULT_PRIORITY_RETENTION_MS);
     const byName = new Map(lbConfig.children.map((c) => [c.name, c]));
+    const retainDropped = retainsDroppedChildren();
     // A56 "Configuration Updates": no choice on a half-updated set of children.
     this.updatesPaused = true;
     try {
-      for (const child of this.children.values()) {
+      for (const child of [...this.children.values()]) {
         const entry = byName.get(child.name);
         if (entry) this.updateChild(child, entry);
-        else child.deactivate(this.retentionMs);
+        else if (retainDropped) child.deactivate(this.retentionMs);
+        else this.dropChild(child);
       }
     } finally {
       this.updatesPaused = false;
@@ -205,6 +219,14 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
 
   getTypeName(): string {
     return POLICY.priority;
+  }
+
+  /** A115: a child no longer in the config goes now; its name is never given out again. */
+  private dropChild(child: PriorityChild): void {
+    this.children.delete(child.name);
+    if (this.current === child) this.current = null;
+    if (trace.enabled) trace.log(`destroying child ${child.name}: not in the config`);
+    child.destroy();
   }
 
   private updateChild(child: PriorityChild, entry: PriorityChildConfig): void {
