@@ -19,6 +19,7 @@ import {
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
 import { tracer } from '../../trace';
+import { priorityRetainsDroppedChildren } from '../environment';
 import { POLICY } from '../names';
 import { isJsonObject, msOption, selectChildConfig, type ChildEvents } from './child-balancer';
 import { groupByFirstPathElement } from './hierarchy';
@@ -44,14 +45,6 @@ export const PRIORITY_RETENTION_OPTION =
 
 export const DEFAULT_FAILOVER_TIMEOUT_MS = 10_000;
 export const DEFAULT_PRIORITY_RETENTION_MS = 15 * 60_000;
-
-/** gRFC A115's switch back to A56's retention of children dropped from the config. */
-export const CHILD_POLICY_CACHE_ENV = 'GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE';
-
-/** Whether a child dropped from the config is retained (A56) rather than destroyed (A115). */
-function retainsDroppedChildren(): boolean {
-  return process.env[CHILD_POLICY_CACHE_ENV]?.toLowerCase() === 'true';
-}
 
 export const EMPTY_PRIORITY_LIST_MESSAGE = 'priority policy has an empty priority list';
 
@@ -184,7 +177,7 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
     );
     this.retentionMs = msOption(options, PRIORITY_RETENTION_OPTION, DEFAULT_PRIORITY_RETENTION_MS);
     const byName = new Map(lbConfig.children.map((c) => [c.name, c]));
-    const retainDropped = retainsDroppedChildren();
+    const retainDropped = priorityRetainsDroppedChildren();
     // A56 "Configuration Updates": no choice on a half-updated set of children.
     this.updatesPaused = true;
     try {

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { connectivityState, experimental, status, type ServiceError } from '@grpc/grpc-js';
 import { POLICY } from '../../../lib/grpc/names';
+import { CHILD_POLICY_CACHE_ENV } from '../../../lib/grpc/environment';
 import {
-  CHILD_POLICY_CACHE_ENV,
   DEFAULT_PRIORITY_RETENTION_MS,
   EMPTY_PRIORITY_LIST_MESSAGE,
   PRIORITY_FAILOVER_TIMEOUT_OPTION,
