@@ -14,9 +14,9 @@ import {
   PriorityConfig,
   PriorityLoadBalancer,
   registerPriorityPolicy,
-} from '../../../lib/grpc/lb/priority';
-import { withPath } from '../../../lib/grpc/lb/hierarchy';
-import { registerWeightedTargetPolicy } from '../../../lib/grpc/lb/weighted-target';
+} from '../../../lib/grpc/lb/priority/priority';
+import { withPath } from '../../../lib/grpc/lb/common/hierarchy';
+import { registerWeightedTargetPolicy } from '../../../lib/grpc/lb/weighted-target/weighted-target';
 import {
   closeAll,
   manualResolver,

@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { connectivityState, experimental, status } from '@grpc/grpc-js';
 import { POLICY } from '../../../lib/grpc/names';
-import { withPath } from '../../../lib/grpc/lb/hierarchy';
+import { withPath } from '../../../lib/grpc/lb/common/hierarchy';
 import {
   NO_TARGETS_MESSAGE,
   registerWeightedTargetPolicy,
   WEIGHTED_TARGET_RETENTION_OPTION,
   WeightedTargetConfig,
   WeightedTargetLoadBalancer,
-} from '../../../lib/grpc/lb/weighted-target';
+} from '../../../lib/grpc/lb/weighted-target/weighted-target';
 import {
   closeAll,
   manualResolver,

@@ -18,11 +18,16 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { tracer } from '../../trace';
-import { priorityRetainsDroppedChildren } from '../environment';
-import { POLICY } from '../names';
-import { isJsonObject, msOption, selectChildConfig, type ChildEvents } from './child-balancer';
-import { groupByFirstPathElement } from './hierarchy';
+import { tracer } from '../../../trace';
+import { priorityRetainsDroppedChildren } from '../../environment';
+import { POLICY } from '../../names';
+import {
+  isJsonObject,
+  msOption,
+  selectChildConfig,
+  type ChildEvents,
+} from '../common/child-balancer';
+import { groupByFirstPathElement } from '../common/hierarchy';
 import { PriorityChild } from './priority-child';
 
 type Endpoint = experimental.Endpoint;

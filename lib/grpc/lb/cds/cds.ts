@@ -3,13 +3,13 @@
 // leaf becomes cluster_impl over its priorities (leaf-config.ts).
 
 import { connectivityState, experimental, status, type ChannelOptions } from '@grpc/grpc-js';
-import { XdsError } from '../../errors';
-import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../names';
-import type { XdsConfig } from '../xds-config';
+import { XdsError } from '../../../errors';
+import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../../names';
+import type { XdsConfig } from '../../xds-config';
 import { leafConfig } from './leaf-config';
-import { failingPicker } from './pick-results';
-import { SingleChildLoadBalancer } from './single-child';
-import { PriorityConfig } from './priority';
+import { failingPicker } from '../common/pick-results';
+import { SingleChildLoadBalancer } from '../common/single-child';
+import { PriorityConfig } from '../priority/priority';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 

@@ -14,15 +14,15 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { POLICY } from '../names';
+import { POLICY } from '../../names';
 import {
   ChildBalancer,
   isJsonObject,
   msOption,
   selectChildConfig,
   type ChildEvents,
-} from './child-balancer';
-import { groupByFirstPathElement } from './hierarchy';
+} from '../common/child-balancer';
+import { groupByFirstPathElement } from '../common/hierarchy';
 
 type Endpoint = experimental.Endpoint;
 type Picker = experimental.Picker;

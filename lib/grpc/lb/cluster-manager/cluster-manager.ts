@@ -7,9 +7,9 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { PICK_CLUSTER, PICK_FAILURE, POLICY } from '../names';
-import { aggregateState } from './aggregate-state';
-import { dropPick } from './pick-results';
+import { PICK_CLUSTER, PICK_FAILURE, POLICY } from '../../names';
+import { aggregateState } from '../common/aggregate-state';
+import { dropPick } from '../common/pick-results';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;

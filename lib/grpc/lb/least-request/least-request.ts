@@ -10,9 +10,9 @@
 // instead of all seeing the same counts.
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
-import { POLICY } from '../names';
-import { countPickedCall, InFlight } from './call-slots';
-import { failingPicker } from './pick-results';
+import { POLICY } from '../../names';
+import { countPickedCall, InFlight } from '../common/call-slots';
+import { failingPicker } from '../common/pick-results';
 
 type Endpoint = experimental.Endpoint;
 type Picker = experimental.Picker;
