@@ -76,8 +76,11 @@ export class DependencyManager {
   constructor(
     private readonly client: XdsClient,
     private readonly listenerName: string,
-    /** The authority virtual hosts are matched against. */
-    private readonly authority: string,
+    /**
+     * The channel's data-plane authority (its `:authority`: `grpc.default_authority`, else the
+     * target's path), which virtual hosts are matched against; not the target's xDS authority.
+     */
+    private readonly dataPlaneAuthority: string,
     private readonly out: DependencyListener,
     private readonly options: DependencyManagerOptions = {},
   ) {
@@ -244,13 +247,13 @@ export class DependencyManager {
     if (fatal) return this.fail(fatal);
     const { listener, routeConfig } = this;
     if (!listener || !routeConfig) return;
-    const virtualHost = findVirtualHost(routeConfig.virtualHosts, this.authority);
+    const virtualHost = findVirtualHost(routeConfig.virtualHosts, this.dataPlaneAuthority);
     if (!virtualHost) {
       return this.fail(
         new XdsError(
           status.UNAVAILABLE,
           `RouteConfiguration "${routeConfig.name}" has no virtual host for authority ` +
-            `"${this.authority}"`,
+            `"${this.dataPlaneAuthority}"`,
           { nodeId: this.client.bootstrap.node.id },
         ),
       );

@@ -12,7 +12,7 @@ import type { RouteConfigUpdate, VirtualHost } from '../resources/route-config';
 export interface XdsConfig {
   readonly listener: ListenerUpdate;
   readonly routeConfig: RouteConfigUpdate;
-  /** The virtual host for the channel's authority. */
+  /** The virtual host for the channel's data-plane authority (its `:authority`). */
   readonly virtualHost: VirtualHost;
   /**
    * Every cluster the routes and in-flight RPCs need, and every leaf of their aggregate trees:
