@@ -13,7 +13,7 @@ import {
   type DnsResolver,
   type Priority,
 } from '../clusters';
-import { isXdsError, XdsError } from '../errors';
+import { errorReason, isXdsError, XdsError } from '../errors';
 import type { ListenerUpdate } from '../resources/listener';
 import {
   findVirtualHost,
@@ -187,7 +187,7 @@ export class DependencyManager {
         logError(
           `xds-client: building the channel's configuration: ${e instanceof Error ? e.stack : e}`,
         );
-        const reason = `internal error building the xDS configuration: ${e instanceof Error ? e.message : e}`;
+        const reason = `internal error building the xDS configuration: ${errorReason(e)}`;
         this.fail(
           new XdsError(status.UNAVAILABLE, reason, { nodeId: this.client.bootstrap.node.id }),
         );

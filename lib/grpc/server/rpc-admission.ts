@@ -8,7 +8,7 @@ import {
   type ServerInterceptingCallInterface,
   type ServerInterceptor,
 } from '@grpc/grpc-js';
-import { XdsError } from '../../errors';
+import { isXdsError, XdsError } from '../../errors';
 import type { ServerFilterChain } from '../../resources/listener/update';
 import { findVirtualHost } from '../../resources/route-config';
 import type { RouteResult } from '../listener-routes';
@@ -73,7 +73,7 @@ function refusalOf(
   let routeConfig = hcm.routeConfig;
   if (!routeConfig && hcm.routeConfigName !== undefined) {
     const result = context.routes().get(hcm.routeConfigName);
-    if (result === undefined || result instanceof Error) {
+    if (result === undefined || isXdsError(result)) {
       const why = result ? `: ${result.reason}` : '';
       return unavailable(`RouteConfiguration ${hcm.routeConfigName} unavailable${why}`);
     }

@@ -5,6 +5,7 @@
 // locality] path.
 
 import { experimental } from '@grpc/grpc-js';
+import { errorReason } from '../../../errors';
 import type { Priority } from '../../../clusters';
 import type { LbPolicy } from '../../../resources/cluster';
 import type { LbEndpoint, LocalityName } from '../../../resources/endpoint';
@@ -80,7 +81,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
   try {
     return { ...withOutlierDetection(clusterImpl, od), endpoints };
   } catch (e) {
-    return { error: `cluster "${cluster.name}": outlier_detection: ${errorText(e)}` };
+    return { error: `cluster "${cluster.name}": outlier_detection: ${errorReason(e)}` };
   }
 }
 
@@ -160,12 +161,8 @@ function parsedConfig(name: string, json: object): { config: TypedConfig } | { e
   try {
     return { config: experimental.parseLoadBalancingConfig({ [name]: json }) };
   } catch (e) {
-    return { error: `LB policy ${name}: ${errorText(e)}` };
+    return { error: `LB policy ${name}: ${errorReason(e)}` };
   }
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function usable(endpoints: readonly LbEndpoint[]): LbEndpoint[] {
