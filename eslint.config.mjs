@@ -52,7 +52,8 @@ export default tseslint.config(
         {
           object: 'process',
           property: 'env',
-          message: 'Read the environment only in lib/bootstrap/load.ts or lib/trace.ts.',
+          message:
+            'Read the environment only in lib/bootstrap/load.ts, lib/trace.ts or lib/grpc/environment.ts.',
         },
       ],
       // Small modules that each do one thing.
@@ -60,7 +61,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['lib/bootstrap/load.ts', 'lib/trace.ts'],
+    files: ['lib/bootstrap/load.ts', 'lib/trace.ts', 'lib/grpc/environment.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

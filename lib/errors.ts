@@ -12,9 +12,10 @@ export interface XdsErrorOptions {
   details?: readonly FieldError[];
   cause?: unknown;
   /**
-   * The xDS node id this error concerns. The message then ends with `[xDS node id: …]`, as
-   * grpc-go and C-core write it (gRFC A54): an operator reading an RPC failure can tell which
-   * client it was.
+   * The xDS node id this error concerns. The message then starts with `[xDS node id: …]: `, as
+   * grpc-go writes it (C-core appends ` (node ID:…)` instead): an operator reading an RPC
+   * failure can tell which client it was, and search for the same text as in grpc-go's logs.
+   * Decision 0030.
    */
   nodeId?: string;
 }
@@ -32,7 +33,11 @@ export class XdsError extends Error {
   readonly resourceName: string | undefined;
   readonly details: readonly FieldError[];
   readonly nodeId: string | undefined;
-  /** The message without the node id suffix: what went wrong, for a one-line display. */
+  /**
+   * The message without the node id: what went wrong. Embed this, never `message`, in another
+   * error's reason (`errorReason` does it for any thrown value): the node id is added once, by
+   * the outermost XdsError.
+   */
   readonly reason: string;
 
   constructor(code: status, reason: string, options: XdsErrorOptions = {}) {
@@ -47,9 +52,18 @@ export class XdsError extends Error {
   }
 }
 
-/** `reason [xDS node id: id]`: the one way a message names the node it concerns. */
+/** `[xDS node id: id]: reason`: the one way a message names the node it concerns. */
 function withNodeId(reason: string, nodeId: string): string {
-  return `${reason} [xDS node id: ${nodeId}]`;
+  return `[xDS node id: ${nodeId}]: ${reason}`;
+}
+
+/**
+ * What went wrong, to embed in another message: an XdsError's `reason` (without the node id,
+ * which the outer error adds once), another Error's message, or the value as text.
+ */
+export function errorReason(error: unknown): string {
+  if (isXdsError(error)) return error.reason;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** True for an XdsError from any copy of this library. */

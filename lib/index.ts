@@ -3,7 +3,7 @@
 export { status } from '@grpc/grpc-js';
 
 export { XdsClient } from './xds-client';
-export { XdsClientCore, DEFAULT_RESOURCE_TIMEOUT_MS } from './client/core/client-core';
+export { DEFAULT_RESOURCE_TIMEOUT_MS } from './client/core/client-core';
 export type { XdsClientOptions, ResourceDump } from './client/core/client-core';
 export type { ResourceStatus } from './client/cache/resource-state';
 export { addCsdsService, type CsdsClients } from './csds/service';
@@ -111,7 +111,6 @@ export {
   ClusterResolver,
   DEFAULT_DNS_REFRESH_INTERVAL_MS,
   watchClusterEndpoints,
-  callCounter,
 } from './clusters';
 export type {
   DiscoveryMechanism,
@@ -126,5 +125,4 @@ export type {
   ClusterEndpointsHandle,
   ClusterEndpointsListener,
   ClusterEndpointsOptions,
-  CallCounter,
 } from './clusters';

@@ -32,9 +32,10 @@ export function followListener(
   let root: string | undefined;
   // The discovery mechanisms last printed: a tree of the same shape prints its priorities only.
   let printedShape: string[] | undefined;
-  const error = (what: string) => (e: XdsError) => out(p.red(`✗ ${what}: ${oneLine(e.message)}`));
+  // The banner names the node: a line gives an error's reason alone.
+  const error = (what: string) => (e: XdsError) => out(p.red(`✗ ${what}: ${oneLine(e.reason)}`));
   const ambient = (what: string) => (e: XdsError) =>
-    out(p.yellow(`! ${what}: ${oneLine(e.message)}`));
+    out(p.yellow(`! ${what}: ${oneLine(e.reason)}`));
   const block = (lines: string[]) => {
     out('');
     for (const line of lines) out(line);
@@ -63,7 +64,7 @@ export function followListener(
       onError(e) {
         state.tree = undefined;
         state.treeError = e;
-        block([p.red(`✗ cluster tree ${cluster}: ${oneLine(e.message)}`)]);
+        block([p.red(`✗ cluster tree ${cluster}: ${oneLine(e.reason)}`)]);
       },
     });
   };

@@ -283,7 +283,9 @@ class WatchSession {
       // Connectivity errors reach every watcher: the 'disconnected' line says it once.
       const mark = ambient ? p.yellow('!') : p.red('✗');
       const keep = ambient ? p.dim(' (keeping the last good version)') : '';
-      io.out(`${mark} ${target.kind} ${p.cyan(target.name)}: ${message}${keep}`);
+      // The node is named once, when the watch starts: a line gives the reason alone.
+      const reason = oneLine(error.reason);
+      io.out(`${mark} ${target.kind} ${p.cyan(target.name)}: ${reason}${keep}`);
     }
     if (ambient || connectivity) return;
     target.state = 'failed';
@@ -292,7 +294,8 @@ class WatchSession {
   }
 
   private resourceReason(target: Target, error: XdsError): string {
-    const message = oneLine(error.message);
+    // Without the node id: the hint below names the node.
+    const message = oneLine(error.reason);
     const cause = isXdsError(error.cause) ? error.cause : error;
     const hint =
       cause.code === status.NOT_FOUND

@@ -341,6 +341,8 @@ function treeError(message: string, cause?: XdsError, resourceName?: string): Xd
     typeUrl: clusterResourceType.typeUrl,
     ...(resourceName === undefined ? {} : { resourceName }),
     ...(cause === undefined ? {} : { cause }),
+    // The cause's node id, added once by this error (the reason above embeds its reason).
+    ...(cause?.nodeId === undefined ? {} : { nodeId: cause.nodeId }),
   });
 }
 
@@ -350,10 +352,10 @@ function pathError(path: readonly string[], error: XdsError): XdsError {
     error.code === status.NOT_FOUND
       ? 'does not exist'
       : error.code === status.INVALID_ARGUMENT
-        ? `is invalid: ${error.message}`
+        ? `is invalid: ${error.reason}`
         : error.code === status.UNAVAILABLE
-          ? `is unavailable: ${error.message}`
-          : `failed: ${error.message}`;
+          ? `is unavailable: ${error.reason}`
+          : `failed: ${error.reason}`;
   return treeError(`${showPath(path)}: cluster "${name}" ${what}`, error, name);
 }
 

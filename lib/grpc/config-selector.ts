@@ -4,7 +4,7 @@
 // or over.
 
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
-import { XdsError } from '../errors';
+import { errorReason, XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
 import type { FaultInjection } from './fault-injection';
 import { methodConfigFor } from './method-config';
@@ -38,10 +38,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       decision = this.table.decide(method, metadata);
     } catch (e) {
       // Nothing may throw into grpc-js's call path: this RPC fails, the channel goes on.
-      return failing(
-        `internal error routing ${method}: ${e instanceof Error ? e.message : e}`,
-        this.nodeId,
-      );
+      return failing(`internal error routing ${method}: ${errorReason(e)}`, this.nodeId);
     }
     if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
     const { cluster, route } = decision;

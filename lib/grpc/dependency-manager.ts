@@ -13,19 +13,17 @@ import {
   type DnsResolver,
   type Priority,
 } from '../clusters';
-import { isXdsError, XdsError } from '../errors';
-import type { WatchHandle } from '../client/cache/resource-watcher';
+import { errorReason, isXdsError, XdsError } from '../errors';
 import type { ListenerUpdate } from '../resources/listener';
 import {
   findVirtualHost,
   type RouteConfigUpdate,
   type VirtualHost,
 } from '../resources/route-config';
-import { logError, tracer } from '../trace';
+import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
+import { ListenerRoutesWatch, type RouteResult } from './listener-routes';
 import type { ClusterResult, XdsConfig } from './xds-config';
-
-const trace = tracer('xds_resolver');
 
 export interface DependencyListener {
   /** A complete configuration; replaces the previous one. */
@@ -56,9 +54,8 @@ interface LeafState {
 }
 
 export class DependencyManager {
-  private readonly listenerWatch: WatchHandle;
+  private readonly listenerRoutes: ListenerRoutesWatch;
   private listener: ListenerUpdate | undefined;
-  private routeWatch: { readonly name: string; readonly handle: WatchHandle } | undefined;
   private routeConfig: RouteConfigUpdate | undefined;
   /** Resource errors that leave the channel unable to route, until the resource comes back. */
   private listenerError: XdsError | undefined;
@@ -75,27 +72,25 @@ export class DependencyManager {
 
   constructor(
     private readonly client: XdsClient,
-    private readonly listenerName: string,
-    /** The authority virtual hosts are matched against. */
-    private readonly authority: string,
+    listenerName: string,
+    /**
+     * The channel's data-plane authority (its `:authority`: `grpc.default_authority`, else the
+     * target's path), which virtual hosts are matched against; not the target's xDS authority.
+     */
+    private readonly dataPlaneAuthority: string,
     private readonly out: DependencyListener,
     private readonly options: DependencyManagerOptions = {},
   ) {
-    this.listenerWatch = client.watchListener(listenerName, {
-      onResourceChanged: (listener) => {
-        // A server-side Listener (gRFC A36) validates, but a channel cannot use it.
-        if (listener.server) {
-          this.onResourceError(
-            new XdsError(status.UNAVAILABLE, `Listener ${listenerName} has no api_listener`),
-            'listener',
-          );
-        } else {
-          this.onListener(listener);
-        }
+    this.listenerRoutes = new ListenerRoutesWatch(
+      client,
+      listenerName,
+      // A server-side Listener (gRFC A36) validates, but a channel cannot use it.
+      (listener) => (listener.server ? `Listener ${listenerName} has no api_listener` : undefined),
+      {
+        onChanged: (listener, routes) => this.onListener(listener, routes),
+        onError: (error) => this.onListenerError(error),
       },
-      onResourceError: (error) => this.onResourceError(error, 'listener'),
-      onAmbientError: (error) => this.onAmbient(error),
-    });
+    );
   }
 
   /**
@@ -128,8 +123,7 @@ export class DependencyManager {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.listenerWatch.cancel();
-    this.routeWatch?.handle.cancel();
+    this.listenerRoutes.close();
     for (const root of this.roots.values()) root.handle.cancel();
     for (const leaf of this.leaves.values()) leaf.resolver.close();
     this.roots.clear();
@@ -138,67 +132,29 @@ export class DependencyManager {
 
   // ---- Listener and RouteConfiguration ----
 
-  private onListener(listener: ListenerUpdate): void {
+  /** The Listener and its routes (inline, or what RDS said of them). */
+  private onListener(listener: ListenerUpdate, routes: ReadonlyMap<string, RouteResult>): void {
     this.listener = listener;
     this.listenerError = undefined;
     const hcm = listener.httpConnectionManager;
-    const rdsName = hcm.routeConfigName;
-    if (rdsName === undefined) {
-      this.dropRouteWatch();
-      this.routeConfig = hcm.routeConfig;
-    } else if (this.routeWatch?.name !== rdsName) {
-      this.dropRouteWatch();
+    const result =
+      hcm.routeConfigName === undefined ? hcm.routeConfig : routes.get(hcm.routeConfigName);
+    if (isXdsError(result)) {
       this.routeConfig = undefined;
-      const handle = this.watchRoutes(rdsName);
-      this.routeWatch = { name: rdsName, handle };
-    }
-    // Always: a Listener whose only change is its filters or timeouts takes effect at once.
-    this.schedule();
-  }
-
-  private watchRoutes(rdsName: string): WatchHandle {
-    try {
-      return this.client.watchRouteConfiguration(rdsName, {
-        onResourceChanged: (routeConfig) => {
-          this.routeConfig = routeConfig;
-          this.routeError = undefined;
-          this.schedule();
-        },
-        onResourceError: (error) => this.onResourceError(error, 'route'),
-        onAmbientError: (error) => this.onAmbient(error),
-      });
-    } catch (e) {
-      // A name the client refuses (too long to send): the routes cannot be had.
-      this.routeError = this.forRpcs(
-        isXdsError(e) ? e : new XdsError(status.INTERNAL, String(e), { cause: e }),
-      );
-      return { cancel: () => {} };
-    }
-  }
-
-  /** The RDS watch goes, and with it whatever it said. */
-  private dropRouteWatch(): void {
-    this.routeWatch?.handle.cancel();
-    this.routeWatch = undefined;
-    this.routeError = undefined;
-  }
-
-  private onResourceError(error: XdsError, which: 'listener' | 'route'): void {
-    if (which === 'listener') {
-      this.listener = undefined;
-      this.listenerError = this.forRpcs(error);
-      this.dropRouteWatch();
+      this.routeError = this.forRpcs(result);
     } else {
-      this.routeError = this.forRpcs(error);
+      this.routeConfig = result;
+      this.routeError = undefined;
     }
-    this.routeConfig = undefined;
     this.schedule();
   }
 
-  /** A NACK or an outage with a good version cached: keep using it (A88). */
-  private onAmbient(error: XdsError): void {
-    if (trace.enabled)
-      trace.log(`${this.listenerName}: keeping cached resources: ${error.message}`);
+  private onListenerError(error: XdsError): void {
+    this.listener = undefined;
+    this.listenerError = this.forRpcs(error);
+    this.routeConfig = undefined;
+    this.routeError = undefined;
+    this.schedule();
   }
 
   /**
@@ -231,7 +187,7 @@ export class DependencyManager {
         logError(
           `xds-client: building the channel's configuration: ${e instanceof Error ? e.stack : e}`,
         );
-        const reason = `internal error building the xDS configuration: ${e instanceof Error ? e.message : e}`;
+        const reason = `internal error building the xDS configuration: ${errorReason(e)}`;
         this.fail(
           new XdsError(status.UNAVAILABLE, reason, { nodeId: this.client.bootstrap.node.id }),
         );
@@ -244,13 +200,13 @@ export class DependencyManager {
     if (fatal) return this.fail(fatal);
     const { listener, routeConfig } = this;
     if (!listener || !routeConfig) return;
-    const virtualHost = findVirtualHost(routeConfig.virtualHosts, this.authority);
+    const virtualHost = findVirtualHost(routeConfig.virtualHosts, this.dataPlaneAuthority);
     if (!virtualHost) {
       return this.fail(
         new XdsError(
           status.UNAVAILABLE,
           `RouteConfiguration "${routeConfig.name}" has no virtual host for authority ` +
-            `"${this.authority}"`,
+            `"${this.dataPlaneAuthority}"`,
           { nodeId: this.client.bootstrap.node.id },
         ),
       );

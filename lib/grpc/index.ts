@@ -4,5 +4,5 @@
 export { register } from './register';
 export { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
 export { RING_SIZE_CAP_OPTION } from './names';
-export { XdsServer, type ServingStatus, type XdsServerOptions } from './xds-server';
+export { XdsServer, type ServingStatus, type XdsServerOptions } from './server/xds-server';
 export { XdsChannelCredentials, XdsServerCredentials } from './xds-credentials';

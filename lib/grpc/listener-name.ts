@@ -5,20 +5,24 @@ import type { Bootstrap } from '../bootstrap';
 import { XdsError } from '../errors';
 
 /**
- * The Listener resource name for target `xds://authority/path`: the authority's
- * `client_listener_resource_name_template` (no authority: the bootstrap's
- * `client_default_listener_resource_name_template`) with `%s` replaced by the path,
- * percent-encoded when the template is an `xdstp:` name. Throws XdsError(UNAVAILABLE) for an
- * authority the bootstrap does not have.
+ * The Listener resource name for target `xds://targetAuthority/path`: the bootstrap authority
+ * of that name's `client_listener_resource_name_template` (no target authority: the
+ * bootstrap's `client_default_listener_resource_name_template`) with `%s` replaced by the path,
+ * percent-encoded when the template is an `xdstp:` name. Throws XdsError(UNAVAILABLE) for a
+ * target authority the bootstrap does not have.
  */
-export function listenerNameFor(bootstrap: Bootstrap, authority: string, path: string): string {
+export function listenerNameFor(
+  bootstrap: Bootstrap,
+  targetAuthority: string,
+  path: string,
+): string {
   let template = bootstrap.clientDefaultListenerResourceNameTemplate;
-  if (authority !== '') {
-    const config = bootstrap.authorities.get(authority);
+  if (targetAuthority !== '') {
+    const config = bootstrap.authorities.get(targetAuthority);
     if (!config) {
       throw new XdsError(
         status.UNAVAILABLE,
-        `xds: target authority "${authority}" is not in the bootstrap's authorities`,
+        `xds: target authority "${targetAuthority}" is not in the bootstrap's authorities`,
         { nodeId: bootstrap.node.id },
       );
     }

@@ -39,7 +39,7 @@ const INTERNAL = 'grpc.internal.no_subchannel.xds_client';
 
 /** Attribute: the current XdsConfig (see xds-config.ts). */
 export const XDS_CONFIG_ATTRIBUTE = `${INTERNAL}.config`;
-/** Attribute: the config below grpc-js's `outlier_detection` (lb/outlier-detection.ts). */
+/** Attribute: the config below grpc-js's `outlier_detection` (lb/outlier-detection/outlier-detection.ts). */
 export const OUTLIER_DETECTION_CHILD_ATTRIBUTE = `${INTERNAL}.outlier_detection_child`;
 
 /**

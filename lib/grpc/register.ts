@@ -1,16 +1,19 @@
 import { experimental } from '@grpc/grpc-js';
 import { CSDS_SERVICE_DEFINITION, csdsHandlers } from '../csds/service';
-import { CdsConfig, CdsLoadBalancer } from './lb/cds';
-import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl';
-import { ClusterManagerConfig, ClusterManagerLoadBalancer } from './lb/cluster-manager';
-import { LeastRequestConfig, LeastRequestLoadBalancer } from './lb/least-request';
+import { CdsConfig, CdsLoadBalancer } from './lb/cds/cds';
+import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl/cluster-impl';
+import {
+  ClusterManagerConfig,
+  ClusterManagerLoadBalancer,
+} from './lb/cluster-manager/cluster-manager';
+import { LeastRequestConfig, LeastRequestLoadBalancer } from './lb/least-request/least-request';
 import {
   OutlierDetectionChildConfig,
   OutlierDetectionChildLoadBalancer,
-} from './lb/outlier-detection';
-import { registerPriorityPolicy } from './lb/priority';
-import { registerRingHashPolicy } from './lb/ring-hash';
-import { registerWeightedTargetPolicy } from './lb/weighted-target';
+} from './lb/outlier-detection/outlier-detection';
+import { registerPriorityPolicy } from './lb/priority/priority';
+import { registerRingHashPolicy } from './lb/ring-hash/ring-hash';
+import { registerWeightedTargetPolicy } from './lb/weighted-target/weighted-target';
 import { POLICY } from './names';
 import { XdsResolver } from './resolver';
 

@@ -78,24 +78,25 @@ export class XdsResolver implements experimental.Resolver {
   }
 
   private start(): Running {
-    const authority = this.target.authority ?? '';
+    // `xds://targetAuthority/path`: the target's authority names a bootstrap authority (A47).
+    const targetAuthority = this.target.authority ?? '';
     const lease = leaseClient(
       {
         bootstrap: this.options[BOOTSTRAP_OPTION] as object | string | undefined,
         resourceTimeoutMs: this.options[RESOURCE_TIMEOUT_OPTION] as number | undefined,
       },
-      authority,
+      targetAuthority,
     );
     try {
       const client = lease.client;
-      const listenerName = listenerNameFor(client.bootstrap, authority, this.target.path);
-      const host =
+      const listenerName = listenerNameFor(client.bootstrap, targetAuthority, this.target.path);
+      const dataPlaneAuthority =
         (this.options['grpc.default_authority'] as string | undefined) ?? this.target.path;
       let running: Running | undefined = undefined;
       const manager = new DependencyManager(
         client,
         listenerName,
-        host,
+        dataPlaneAuthority,
         {
           onConfig: (config) => running && this.onConfig(running, config),
           onError: (error) => running && this.onError(running, error),

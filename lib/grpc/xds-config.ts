@@ -12,7 +12,7 @@ import type { RouteConfigUpdate, VirtualHost } from '../resources/route-config';
 export interface XdsConfig {
   readonly listener: ListenerUpdate;
   readonly routeConfig: RouteConfigUpdate;
-  /** The virtual host for the channel's authority. */
+  /** The virtual host for the channel's data-plane authority (its `:authority`). */
   readonly virtualHost: VirtualHost;
   /**
    * Every cluster the routes and in-flight RPCs need, and every leaf of their aggregate trees:
@@ -21,7 +21,7 @@ export interface XdsConfig {
   readonly clusters: ReadonlyMap<string, ClusterResult>;
   /** The clusters the routes name or in-flight RPCs hold: the cluster manager's children. */
   readonly rootClusters: readonly string[];
-  /** The xDS node id, for the errors RPCs see (gRFC A54). */
+  /** The xDS node id, named by the errors RPCs see (decision 0030). */
   readonly nodeId: string;
   /** The bootstrap's node: what load reports (LRS) name as their sender. */
   readonly node: NodeConfig;

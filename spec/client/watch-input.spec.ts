@@ -75,7 +75,7 @@ describe('watch() input', () => {
       const { error } = await w.next('error');
       assert.match(error.message, /authority "nowhere.example" is not in the bootstrap/);
       assert.equal(error.nodeId, 'spec-node');
-      assert.match(error.message, /\[xDS node id: spec-node\]$/);
+      assert.match(error.message, /^\[xDS node id: spec-node\]: /);
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(uncaught, []);
     } finally {

@@ -131,7 +131,7 @@ describe('cluster resolver', () => {
     // Every mechanism failed: the listener hears why.
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
-    assert.match(error.message, /^no endpoints: cluster "B": EDS resource "B": .*does not exist/);
+    assert.match(error.reason, /^no endpoints: cluster "B": EDS resource "B": .*does not exist/);
 
     env.server.setResources('endpoint', [
       endpoints('B', [{ locality: loc('r0'), addresses: ['127.0.0.1:8001'] }]),
@@ -277,7 +277,7 @@ describe('cluster resolver', () => {
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
     const rec = new RecordingWatcher<readonly Priority[]>();
     const watch = watchClusterEndpoints(env.client, 'A', rec);
-    assert.equal((await rec.error()).message, 'A -> D: cluster "D" does not exist');
+    assert.equal((await rec.error()).reason, 'A -> D: cluster "D" does not exist');
 
     env.server.setResource('cluster', edsCluster('D'));
     env.server.setResources('endpoint', [

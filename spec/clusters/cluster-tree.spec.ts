@@ -198,7 +198,7 @@ describe('cluster tree', () => {
     watchClusterTree(env.client, 'A', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
-    assert.equal(error.message, 'A -> C -> D: cluster "D" does not exist');
+    assert.equal(error.reason, 'A -> C -> D: cluster "D" does not exist');
     assert.equal(error.resourceName, 'D');
 
     env.server.setResource('cluster', edsCluster('D'));
@@ -206,7 +206,7 @@ describe('cluster tree', () => {
 
     // A deletion after the first update fails the tree too, and the next good tree is reported.
     env.server.removeResource('cluster', 'E');
-    assert.equal((await rec.error()).message, 'A -> C -> E: cluster "E" does not exist');
+    assert.equal((await rec.error()).reason, 'A -> C -> E: cluster "E" does not exist');
     env.server.setResource('cluster', edsCluster('E'));
     assert.deepEqual(leaves(await rec.update()), ['B', 'D', 'E']);
   });
@@ -215,7 +215,7 @@ describe('cluster tree', () => {
     env = await startEnv();
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
-    assert.equal((await rec.error()).message, 'A: cluster "A" does not exist');
+    assert.equal((await rec.error()).reason, 'A: cluster "A" does not exist');
   });
 
   it('skip-missing-children-leaves-out-missing-non-root-clusters', async () => {
@@ -242,7 +242,7 @@ describe('cluster tree', () => {
       (await onlyMissing.error()).message,
       'X: aggregate cluster graph has no leaf clusters',
     );
-    assert.equal((await missingRoot.error()).message, 'Z: cluster "Z" does not exist');
+    assert.equal((await missingRoot.error()).reason, 'Z: cluster "Z" does not exist');
   });
 
   it('an-invalid-child-with-nothing-cached-fails-the-tree-with-its-path', async () => {
@@ -255,7 +255,7 @@ describe('cluster tree', () => {
     watchClusterTree(env.client, 'A', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
-    assert.match(error.message, /^A -> B: cluster "B" is invalid: .+/);
+    assert.match(error.reason, /^A -> B: cluster "B" is invalid: .+/);
   });
 
   it('a-transient-error-fails-the-tree-only-before-its-first-update', async () => {
@@ -267,7 +267,7 @@ describe('cluster tree', () => {
     watchClusterTree(env.client, 'A', rec);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
-    assert.match(error.message, /^A: cluster "A" is unavailable: /);
+    assert.match(error.reason, /^A: cluster "A" is unavailable: /);
 
     server.setStreamFault(undefined);
     const first = await rec.update();

@@ -1,4 +1,5 @@
-import type { DisconnectedEvent, RequestEvent, XdsClientCore } from '../../lib';
+import type { DisconnectedEvent, RequestEvent } from '../../lib';
+import type { XdsClientCore } from '../../lib/client/core/client-core';
 import { EVENT_DEADLINE_MS } from './constants';
 import { waitFor } from './wait';
 

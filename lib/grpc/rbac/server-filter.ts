@@ -5,7 +5,8 @@ import type { Metadata, ServerInterceptingCallInterface } from '@grpc/grpc-js';
 import type { HttpFilterConfig } from '../../resources/listener/update';
 import type { RbacConfig } from '../../resources/rbac/update';
 import type { Route, VirtualHost } from '../../resources/route-config';
-import { RbacEngine, type RbacDecision, type RbacRequest } from './engine';
+import { RbacEngine, type RbacDecision } from './engine';
+import type { RbacRequest } from './request';
 import { peerIdentity } from './peer-identity';
 
 /** The RBAC configs an RPC routed to `route` of `virtualHost` must pass, in filter order. */

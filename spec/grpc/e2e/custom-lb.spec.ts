@@ -2,10 +2,11 @@
 // is used. Custom policies come as TypedStructs naming a policy the application registered with
 // its grpc-js (here `test.PickIndex`, which sends every RPC to the endpoint at `index`), with
 // the TypedStruct's Struct as its config; ClientSideWeightedRoundRobin becomes grpc-js's
-// weighted_round_robin (gRFC A58), weighted by the backends' ORCA load reports.
+// weighted_round_robin (gRFC A58), weighted by the backends' ORCA load reports. A policy that
+// fails RPCs with a code reserved for applications has it rewritten to INTERNAL (gRFC A54).
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
+import { connectivityState, experimental, status, type ChannelOptions } from '@grpc/grpc-js';
 import { edsCluster, endpoints, type JsonObject } from '../../../lib/testing';
 import {
   assertShare,
@@ -15,6 +16,7 @@ import {
   startXdsEnv,
   waitForAllOn,
   waitForDistribution,
+  waitForFailure,
   type XdsEnv,
 } from '../helpers/xds-env';
 
@@ -85,9 +87,46 @@ class PickIndexBalancer implements experimental.LoadBalancer {
   }
 }
 
+/** Fails every RPC with the status code of its config: a policy that leaks a code (A54). */
+const FAIL_WITH = 'test.FailWith';
+
+class FailWithConfig implements experimental.TypedLoadBalancingConfig {
+  constructor(readonly code: number) {}
+  getLoadBalancerName(): string {
+    return FAIL_WITH;
+  }
+  toJsonObject(): object {
+    return { [FAIL_WITH]: { code: this.code } };
+  }
+  static createFromJson(obj: unknown): FailWithConfig {
+    return new FailWithConfig(Number((obj as { code?: unknown } | null)?.code ?? 2));
+  }
+}
+
+class FailWithBalancer implements experimental.LoadBalancer {
+  constructor(private readonly helper: experimental.ChannelControlHelper) {}
+  updateAddressList(
+    _endpoints: experimental.StatusOr<experimental.Endpoint[]>,
+    config: experimental.TypedLoadBalancingConfig,
+  ): boolean {
+    if (!(config instanceof FailWithConfig)) return false;
+    const details = `failed by ${FAIL_WITH}`;
+    const picker = new experimental.UnavailablePicker({ code: config.code, details });
+    this.helper.updateState(connectivityState.TRANSIENT_FAILURE, picker, details);
+    return true;
+  }
+  exitIdle(): void {}
+  resetBackoff(): void {}
+  destroy(): void {}
+  getTypeName(): string {
+    return FAIL_WITH;
+  }
+}
+
 // Registered before any channel: the Cluster is checked against grpc-js's registry when the
 // client receives it.
 experimental.registerLoadBalancerType(PICK_INDEX, PickIndexBalancer, PickIndexConfig);
+experimental.registerLoadBalancerType(FAIL_WITH, FailWithBalancer, FailWithConfig);
 
 // ---- load_balancing_policy in proto3 JSON ----
 
@@ -211,5 +250,23 @@ describe('e2e: ClientSideWeightedRoundRobin (A58)', () => {
       (c) => Math.abs(share(c, 'a') - 0.8) < 0.1,
     );
     assertShare(await sendRpcs(client, 100), 'a', 0.8, 0.06);
+  });
+
+  it('a status code reserved for applications reaches RPCs as INTERNAL, naming it (gRFC A54)', async () => {
+    serve(env, typedStruct(FAIL_WITH, { code: status.NOT_FOUND }));
+    const notFound = await waitForFailure(env.client(), 'the policy fails RPCs', (e) =>
+      /FailWith/.test(e.details),
+    );
+    assert.equal(notFound.code, status.INTERNAL, notFound.details);
+    assert.match(notFound.details, /\b5 NOT_FOUND\b/);
+    assert.match(notFound.details, /failed by test\.FailWith/);
+
+    serve(env, typedStruct(FAIL_WITH, { code: status.UNAVAILABLE }));
+    const unavailable = await waitForFailure(
+      env.client(),
+      'UNAVAILABLE passes',
+      (e) => e.code === status.UNAVAILABLE && /FailWith/.test(e.details),
+    );
+    assert.equal(unavailable.details, 'failed by test.FailWith');
   });
 });

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { edsCluster, endpoints } from '../../../lib/testing';
 import { openClientCount } from '../../../lib/grpc/client-pool';
-import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority';
+import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority/priority';
 import {
   startSilentServer,
   trackTimers,

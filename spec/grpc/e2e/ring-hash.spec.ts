@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority';
+import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority/priority';
 import { RING_SIZE_CAP_OPTION } from '../../../lib/grpc/names';
 import { edsCluster, type JsonObject } from '../../../lib/testing';
 import {

@@ -163,4 +163,33 @@ describe('XdsServer (gRFC A36)', () => {
     await waitUntil('SERVING reported', serving(true));
     await waitUntil('an RPC is served', async () => (await call(client)) === 'served');
   });
+
+  it('keeps serving on the old chains until the routes of a changed Listener arrive', async () => {
+    management.setResource('listener', serverListener(name, '127.0.0.1', port));
+    await waitUntil('an RPC is served', async () => (await call(client)) === 'served');
+    const mark = management.requests.length;
+    management.setResource(
+      'listener',
+      serverListener(name, '127.0.0.1', port, { routeConfigName: 'later-routes' }),
+    );
+    await management.waitForRequest((r) => r.resourceNames.includes('later-routes'), {
+      after: mark,
+    });
+    assert.equal(await call(client, OTHER_PATH), 'served', 'the old chains still serve');
+    management.setResource('route', {
+      name: 'later-routes',
+      virtual_hosts: [
+        {
+          name: 'vh',
+          domains: ['*'],
+          routes: [{ match: { path: ECHO_PATH }, non_forwarding_action: {} }],
+        },
+      ],
+    });
+    await waitUntil(
+      'the new routes apply',
+      async () => (await call(client, OTHER_PATH)) !== 'served',
+    );
+    assert.equal(await call(client), 'served');
+  });
 });

@@ -18,7 +18,7 @@
 import { createHook } from 'node:async_hooks';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { withPath, type PathedEndpoint } from '../../../lib/grpc/lb/hierarchy';
+import { withPath, type PathedEndpoint } from '../../../lib/grpc/lb/common/hierarchy';
 
 /** The one method every backend serves. */
 export const ECHO_PATH = '/test.Echo/Echo';

@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { BOOTSTRAP_OPTION, register } from '../../../lib/grpc';
-import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority';
+import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority/priority';
 import {
   ManagementServer,
   listener,

@@ -1,10 +1,10 @@
-// Counting a call from its pick (lib/grpc/lb/call-slots.ts, used by least_request): the count
+// Counting a call from its pick (lib/grpc/lb/common/call-slots.ts, used by least_request): the count
 // goes up at the pick, down when the call ends, and comes back by itself when grpc-js abandons
 // the pick without starting the call.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { experimental, Metadata, status } from '@grpc/grpc-js';
-import { countPickedCall, InFlight } from '../../../lib/grpc/lb/call-slots';
+import { countPickedCall, InFlight } from '../../../lib/grpc/lb/common/call-slots';
 
 type PickResult = experimental.PickResult;
 

@@ -6,8 +6,8 @@
 // specs that saw a backend down may open stray connections while this one counts handles.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { registerPriorityPolicy } from '../../../lib/grpc/lb/priority';
-import { registerWeightedTargetPolicy } from '../../../lib/grpc/lb/weighted-target';
+import { registerPriorityPolicy } from '../../../lib/grpc/lb/priority/priority';
+import { registerWeightedTargetPolicy } from '../../../lib/grpc/lb/weighted-target/weighted-target';
 import { POLICY } from '../../../lib/grpc/names';
 import {
   closeAll,

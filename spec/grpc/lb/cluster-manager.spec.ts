@@ -7,7 +7,7 @@ import { connectivityState, experimental, Metadata } from '@grpc/grpc-js';
 import {
   ClusterManagerConfig,
   ClusterManagerLoadBalancer,
-} from '../../../lib/grpc/lb/cluster-manager';
+} from '../../../lib/grpc/lb/cluster-manager/cluster-manager';
 import { PICK_CLUSTER, PICK_FAILURE } from '../../../lib/grpc/names';
 import { fake, FakeConfig, FakeHelper, registerTestPolicies } from './test-policies';
 

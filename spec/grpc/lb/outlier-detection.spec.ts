@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { experimental } from '@grpc/grpc-js';
 import { register } from '../../../lib/grpc';
 import { OUTLIER_DETECTION_CHILD_ATTRIBUTE, POLICY } from '../../../lib/grpc/names';
-import { outlierDetectionJson, withOutlierDetection } from '../../../lib/grpc/lb/outlier-detection';
+import {
+  outlierDetectionJson,
+  withOutlierDetection,
+} from '../../../lib/grpc/lb/outlier-detection/outlier-detection';
 import type { OutlierDetection } from '../../../lib/resources/cluster';
 
 const OD: OutlierDetection = {

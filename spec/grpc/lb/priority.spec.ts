@@ -5,16 +5,18 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { connectivityState, experimental, status, type ServiceError } from '@grpc/grpc-js';
 import { POLICY } from '../../../lib/grpc/names';
+import { CHILD_POLICY_CACHE_ENV } from '../../../lib/grpc/environment';
 import {
+  DEFAULT_PRIORITY_RETENTION_MS,
   EMPTY_PRIORITY_LIST_MESSAGE,
   PRIORITY_FAILOVER_TIMEOUT_OPTION,
   PRIORITY_RETENTION_OPTION,
   PriorityConfig,
   PriorityLoadBalancer,
   registerPriorityPolicy,
-} from '../../../lib/grpc/lb/priority';
-import { withPath } from '../../../lib/grpc/lb/hierarchy';
-import { registerWeightedTargetPolicy } from '../../../lib/grpc/lb/weighted-target';
+} from '../../../lib/grpc/lb/priority/priority';
+import { withPath } from '../../../lib/grpc/lb/common/hierarchy';
+import { registerWeightedTargetPolicy } from '../../../lib/grpc/lb/weighted-target/weighted-target';
 import {
   closeAll,
   manualResolver,
@@ -108,7 +110,7 @@ describe('xds_client.priority config', () => {
 
   it('throws a clear error on invalid JSON', () => {
     const cases: [unknown, RegExp][] = [
-      [null, /priority config must be an object/],
+      [null, /Error: config must be an object/],
       [{ children: [], priorities: [] }, /children must be an object/],
       [{ children: {}, priorities: 'p0' }, /priorities must be an array/],
       [{ children: {}, priorities: [7] }, /priorities\[0\] not a string/],
@@ -231,19 +233,46 @@ describe('xds_client.priority algorithm (fake children)', () => {
     assert.equal(child('dr-p1').destroyed, false);
   });
 
-  it('deactivates a child dropped from the config and destroys it after the retention', async () => {
-    const { helper, update } = fakePolicy();
-    const options = { [PRIORITY_RETENTION_OPTION]: 30 };
-    update(['rm-p0', 'rm-p1'], options);
-    child('rm-p0').report(TRANSIENT_FAILURE);
-    child('rm-p1').report(READY);
-    const p1 = child('rm-p1');
-    update(['rm-p0'], options);
-    assert.equal(p1.destroyed, false, 'kept for a while');
-    assert.equal(helper.last?.state, TRANSIENT_FAILURE, 'but no longer used');
-    const updatesBefore = p1.updates.length;
-    await waitUntil('rm-p1 destroyed', () => p1.destroyed);
-    assert.equal(p1.updates.length, updatesBefore, 'a dropped child gets no updates');
+  it('destroys a child dropped from the config at once (gRFC A115)', () => {
+    const timers = trackTimers(LB_TIMERS);
+    try {
+      const { helper, update } = fakePolicy();
+      update(['rm-p0', 'rm-p1']);
+      child('rm-p0').report(TRANSIENT_FAILURE);
+      child('rm-p1').report(READY);
+      const p1 = child('rm-p1');
+      update(['rm-p0']);
+      assert.equal(p1.destroyed, true, 'destroyed by the update that dropped it');
+      assert.equal(helper.last?.state, TRANSIENT_FAILURE, 'rm-p0 is what is left');
+      assert.equal(timers.pending().length, 0, 'no retention timer');
+      // Named again later: a new child, not the old one.
+      update(['rm-p0', 'rm-p1']);
+      assert.notEqual(child('rm-p1'), p1);
+    } finally {
+      timers.stop();
+    }
+  });
+
+  it(`retains a dropped child for 15 minutes with ${CHILD_POLICY_CACHE_ENV}=true (A56)`, (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    process.env[CHILD_POLICY_CACHE_ENV] = 'true';
+    try {
+      const { helper, update } = fakePolicy();
+      update(['rc-p0', 'rc-p1']);
+      child('rc-p0').report(TRANSIENT_FAILURE);
+      child('rc-p1').report(READY);
+      const p1 = child('rc-p1');
+      update(['rc-p0']);
+      assert.equal(helper.last?.state, TRANSIENT_FAILURE, 'no longer used');
+      const updatesBefore = p1.updates.length;
+      t.mock.timers.tick(DEFAULT_PRIORITY_RETENTION_MS - 1);
+      assert.equal(p1.destroyed, false, 'kept for the retention');
+      t.mock.timers.tick(1);
+      assert.equal(p1.destroyed, true, 'destroyed when it runs out');
+      assert.equal(p1.updates.length, updatesBefore, 'a dropped child gets no updates');
+    } finally {
+      delete process.env[CHILD_POLICY_CACHE_ENV];
+    }
   });
 
   it('passes re-resolution requests up only from children that do not ignore them', () => {

@@ -5,8 +5,8 @@ import {
   DEFAULT_MAX_RING_SIZE,
   DEFAULT_MIN_RING_SIZE,
   RingHashConfig,
-  ringShares,
-} from '../../../lib/grpc/lb/ring-hash';
+} from '../../../lib/grpc/lb/ring-hash/config';
+import { ringShares } from '../../../lib/grpc/lb/ring-hash/ring';
 import { POLICY } from '../../../lib/grpc/names';
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
@@ -68,7 +68,7 @@ describe('ring_hash: config', () => {
     ]) {
       assert.throws(
         () => RingHashConfig.createFromJson(bad),
-        /ring_hash config/,
+        /ring_size|config must be an object/,
         JSON.stringify(bad),
       );
     }

@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { connectivityState, experimental, status } from '@grpc/grpc-js';
 import { POLICY } from '../../../lib/grpc/names';
-import { withPath } from '../../../lib/grpc/lb/hierarchy';
+import { withPath } from '../../../lib/grpc/lb/common/hierarchy';
 import {
   NO_TARGETS_MESSAGE,
   registerWeightedTargetPolicy,
   WEIGHTED_TARGET_RETENTION_OPTION,
   WeightedTargetConfig,
   WeightedTargetLoadBalancer,
-} from '../../../lib/grpc/lb/weighted-target';
+} from '../../../lib/grpc/lb/weighted-target/weighted-target';
 import {
   closeAll,
   manualResolver,
@@ -98,7 +98,7 @@ describe('xds_client.weighted_target config', () => {
   it('throws a clear error on invalid JSON', () => {
     const rr = [{ round_robin: {} }];
     const cases: [unknown, RegExp][] = [
-      [[], /weighted_target config must be an object/],
+      [[], /Error: config must be an object/],
       [{ targets: null }, /targets must be an object/],
       [{ targets: { la: 3 } }, /targets\["la"\] must be an object/],
       [{ targets: { la: { child_policy: rr } } }, /targets\["la"\]\.weight: must be an integer/],

@@ -10,18 +10,21 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { serverKey, type XdsServerConfig } from '../../bootstrap';
-import { reportLoad, type LoadReportingLease } from '../../client/lrs/load-reporting';
-import type { ClusterLoad } from '../../client/lrs/load-store';
-import { callCounter, type CallCounter } from '../../clusters';
-import { DEFAULT_MAX_CONCURRENT_REQUESTS, type UpstreamTlsConfig } from '../../resources/cluster';
-import type { DropOverload } from '../../resources/endpoint';
-import { subchannelSecurity, type SubchannelSecurity } from '../certificates/security';
-import { POLICY, SECURITY_OPTION, XDS_CONFIG_ATTRIBUTE } from '../names';
-import type { XdsConfig } from '../xds-config';
-import { LocalitySubchannel, localityOf } from './locality-subchannel';
-import { holdCountedCall, type CallCount } from './call-slots';
-import { dropPick } from './pick-results';
+import { serverKey, type XdsServerConfig } from '../../../bootstrap';
+import { reportLoad, type LoadReportingLease } from '../../../client/lrs/load-reporting';
+import type { ClusterLoad } from '../../../client/lrs/load-store';
+import { callCounter, type CallCounter } from '../../../clusters';
+import {
+  DEFAULT_MAX_CONCURRENT_REQUESTS,
+  type UpstreamTlsConfig,
+} from '../../../resources/cluster';
+import type { DropOverload } from '../../../resources/endpoint';
+import { subchannelSecurity, type SubchannelSecurity } from '../../certificates/security';
+import { POLICY, SECURITY_OPTION, XDS_CONFIG_ATTRIBUTE } from '../../names';
+import type { XdsConfig } from '../../xds-config';
+import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
+import { holdCountedCall, type CallCount } from '../common/call-slots';
+import { dropPick } from '../common/pick-results';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -66,7 +69,7 @@ export class ClusterImplConfig implements TypedConfig {
 
   static createFromJson(obj: unknown): ClusterImplConfig {
     const o = (obj ?? {}) as Record<string, unknown>;
-    const bad = (what: string) => new Error(`${POLICY.clusterImpl}: ${what}`);
+    const bad = (what: string) => new Error(what);
     if (typeof o.cluster !== 'string' || o.cluster === '') throw bad('cluster must be a string');
     const child = Array.isArray(o.child_policy)
       ? experimental.selectLbConfigFromList(o.child_policy as LoadBalancingConfig[])

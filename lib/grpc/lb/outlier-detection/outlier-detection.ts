@@ -12,11 +12,11 @@
 // to anything but "true"; without it, clusters' outlier_detection is ignored (A50's switch).
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
-import { durationOfMs } from '../../duration';
-import type { OutlierDetection } from '../../resources/cluster';
-import { OUTLIER_DETECTION_CHILD_ATTRIBUTE, POLICY } from '../names';
-import { failingPicker } from './pick-results';
-import { SingleChildLoadBalancer } from './single-child';
+import { durationOfMs } from '../../../duration';
+import type { OutlierDetection } from '../../../resources/cluster';
+import { OUTLIER_DETECTION_CHILD_ATTRIBUTE, POLICY } from '../../names';
+import { failingPicker } from '../common/pick-results';
+import { SingleChildLoadBalancer } from '../common/single-child';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 

@@ -5,7 +5,11 @@
 // Where this differs from a plain reading of A56, it is on purpose:
 // - every timer is unref'd and cleared on destroy, so a closed channel never keeps the process
 //   alive nor fires into a destroyed tree;
-// - a deactivated child that outlives its retention is destroyed, not only forgotten.
+// - a deactivated child that outlives its retention is destroyed, not only forgotten;
+// - a child dropped from the config is destroyed at once (gRFC A115, as grpc-go and grpc-java
+//   do; decision 0031): only lower priorities deactivated by a higher one that works are
+//   retained. GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE=true brings back A56's
+//   retention of dropped children.
 
 import {
   connectivityState,
@@ -14,10 +18,16 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { tracer } from '../../trace';
-import { POLICY } from '../names';
-import { isJsonObject, msOption, selectChildConfig, type ChildEvents } from './child-balancer';
-import { groupByFirstPathElement } from './hierarchy';
+import { tracer } from '../../../trace';
+import { priorityRetainsDroppedChildren } from '../../environment';
+import { POLICY } from '../../names';
+import {
+  isJsonObject,
+  msOption,
+  selectChildConfig,
+  type ChildEvents,
+} from '../common/child-balancer';
+import { groupByFirstPathElement } from '../common/hierarchy';
 import { PriorityChild } from './priority-child';
 
 type Endpoint = experimental.Endpoint;
@@ -58,7 +68,7 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
   constructor(children: readonly PriorityChildConfig[]) {
     const seen = new Set<string>();
     for (const child of children) {
-      if (seen.has(child.name)) throw new Error(`priority: child "${child.name}" listed twice`);
+      if (seen.has(child.name)) throw new Error(`child "${child.name}" listed twice`);
       seen.add(child.name);
     }
     this.children = Object.freeze(children.map((child) => Object.freeze({ ...child })));
@@ -85,28 +95,25 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
    * priority names are ignored, as in the proto. Throws on anything else.
    */
   static createFromJson(obj: unknown): PriorityConfig {
-    if (!isJsonObject(obj)) throw new Error('priority config must be an object');
+    if (!isJsonObject(obj)) throw new Error('config must be an object');
     const { children, priorities } = obj;
-    if (!isJsonObject(children)) throw new Error('priority config: children must be an object');
-    if (!Array.isArray(priorities)) throw new Error('priority config: priorities must be an array');
+    if (!isJsonObject(children)) throw new Error('children must be an object');
+    if (!Array.isArray(priorities)) throw new Error('priorities must be an array');
     const parsed = priorities.map((name: unknown, i): PriorityChildConfig => {
-      if (typeof name !== 'string')
-        throw new Error(`priority config: priorities[${i}] not a string`);
+      if (typeof name !== 'string') throw new Error(`priorities[${i}] not a string`);
       const child = Object.hasOwn(children, name) ? children[name] : undefined;
       if (!isJsonObject(child)) {
-        throw new Error(`priority config: priorities[${i}] "${name}" has no entry in children`);
+        throw new Error(`priorities[${i}] "${name}" has no entry in children`);
       }
       const ignore = child.ignore_reresolution_requests ?? false;
       if (typeof ignore !== 'boolean') {
-        throw new Error(
-          `priority config: children["${name}"].ignore_reresolution_requests not a boolean`,
-        );
+        throw new Error(`children["${name}"].ignore_reresolution_requests not a boolean`);
       }
       return {
         name,
         config: selectChildConfig(
           child.config as LoadBalancingConfig[],
-          `priority config: children["${name}"].config`,
+          `children["${name}"].config`,
         ),
         ignoreReresolutionRequests: ignore,
       };
@@ -175,13 +182,15 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
     );
     this.retentionMs = msOption(options, PRIORITY_RETENTION_OPTION, DEFAULT_PRIORITY_RETENTION_MS);
     const byName = new Map(lbConfig.children.map((c) => [c.name, c]));
+    const retainDropped = priorityRetainsDroppedChildren();
     // A56 "Configuration Updates": no choice on a half-updated set of children.
     this.updatesPaused = true;
     try {
-      for (const child of this.children.values()) {
+      for (const child of [...this.children.values()]) {
         const entry = byName.get(child.name);
         if (entry) this.updateChild(child, entry);
-        else child.deactivate(this.retentionMs);
+        else if (retainDropped) child.deactivate(this.retentionMs);
+        else this.dropChild(child);
       }
     } finally {
       this.updatesPaused = false;
@@ -208,6 +217,14 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
 
   getTypeName(): string {
     return POLICY.priority;
+  }
+
+  /** A115: a child no longer in the config goes now; its name is never given out again. */
+  private dropChild(child: PriorityChild): void {
+    this.children.delete(child.name);
+    if (this.current === child) this.current = null;
+    if (trace.enabled) trace.log(`destroying child ${child.name}: not in the config`);
+    child.destroy();
   }
 
   private updateChild(child: PriorityChild, entry: PriorityChildConfig): void {

@@ -3,13 +3,13 @@
 // leaf becomes cluster_impl over its priorities (leaf-config.ts).
 
 import { connectivityState, experimental, status, type ChannelOptions } from '@grpc/grpc-js';
-import { XdsError } from '../../errors';
-import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../names';
-import type { XdsConfig } from '../xds-config';
+import { XdsError } from '../../../errors';
+import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../../names';
+import type { XdsConfig } from '../../xds-config';
 import { leafConfig } from './leaf-config';
-import { failingPicker } from './pick-results';
-import { SingleChildLoadBalancer } from './single-child';
-import { PriorityConfig } from './priority';
+import { failingPicker } from '../common/pick-results';
+import { SingleChildLoadBalancer } from '../common/single-child';
+import { PriorityConfig } from '../priority/priority';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -27,7 +27,7 @@ export class CdsConfig implements TypedConfig {
   static createFromJson(obj: unknown): CdsConfig {
     const cluster = (obj as { cluster?: unknown })?.cluster;
     if (typeof cluster !== 'string' || cluster === '') {
-      throw new Error(`${POLICY.cds}: cluster must be a non-empty string`);
+      throw new Error('cluster must be a non-empty string');
     }
     return new CdsConfig(cluster);
   }
@@ -48,11 +48,13 @@ export class CdsLoadBalancer extends SingleChildLoadBalancer {
     const xds = options[XDS_CONFIG_ATTRIBUTE] as XdsConfig | undefined;
     const result = xds?.clusters.get(config.cluster);
     if (!xds || !result) {
-      this.fail(`cluster "${config.cluster}" is not in the channel's xDS configuration`);
+      const reason = `cluster "${config.cluster}" is not in the channel's xDS configuration`;
+      const nodeId = xds?.nodeId;
+      this.fail(new XdsError(status.UNAVAILABLE, reason, nodeId === undefined ? {} : { nodeId }));
       return true;
     }
     if (!result.ok) {
-      this.fail(result.error.message);
+      this.fail(result.error);
       return true;
     }
     const cluster = result.value;
@@ -73,7 +75,7 @@ export class CdsLoadBalancer extends SingleChildLoadBalancer {
     }
     const leaf = leafConfig(cluster);
     if ('error' in leaf) {
-      this.fail(new XdsError(status.UNAVAILABLE, leaf.error, { nodeId: xds.nodeId }).message);
+      this.fail(new XdsError(status.UNAVAILABLE, leaf.error, { nodeId: xds.nodeId }));
       return true;
     }
     const endpoints = experimental.statusOrFromValue([...leaf.endpoints]);
@@ -81,8 +83,9 @@ export class CdsLoadBalancer extends SingleChildLoadBalancer {
     return this.child.updateAddressList(endpoints, leaf.config, childOptions, resolutionNote);
   }
 
-  /** RPCs to this cluster fail with UNAVAILABLE and `message`; its connections are dropped. */
-  private fail(message: string): void {
+  /** RPCs to this cluster fail with UNAVAILABLE and the error; its connections are dropped. */
+  private fail(error: XdsError): void {
+    const message = error.message;
     this.child.destroy();
     this.helper.updateState(connectivityState.TRANSIENT_FAILURE, failingPicker(message), message);
   }

@@ -14,15 +14,15 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { POLICY } from '../names';
+import { POLICY } from '../../names';
 import {
   ChildBalancer,
   isJsonObject,
   msOption,
   selectChildConfig,
   type ChildEvents,
-} from './child-balancer';
-import { groupByFirstPathElement } from './hierarchy';
+} from '../common/child-balancer';
+import { groupByFirstPathElement } from '../common/hierarchy';
 
 type Endpoint = experimental.Endpoint;
 type Picker = experimental.Picker;
@@ -67,7 +67,7 @@ export class WeightedTargetConfig implements TypedLoadBalancingConfig {
     const seen = new Set<string>();
     for (const target of targets) {
       if (seen.has(target.name)) {
-        throw new Error(`weighted_target: target "${target.name}" listed twice`);
+        throw new Error(`target "${target.name}" listed twice`);
       }
       seen.add(target.name);
       checkWeight(target.weight, `weighted_target: targets["${target.name}"].weight`);
@@ -95,13 +95,12 @@ export class WeightedTargetConfig implements TypedLoadBalancingConfig {
    * } }`. Throws on anything else.
    */
   static createFromJson(obj: unknown): WeightedTargetConfig {
-    if (!isJsonObject(obj)) throw new Error('weighted_target config must be an object');
+    if (!isJsonObject(obj)) throw new Error('config must be an object');
     const { targets } = obj;
-    if (!isJsonObject(targets))
-      throw new Error('weighted_target config: targets must be an object');
+    if (!isJsonObject(targets)) throw new Error('targets must be an object');
     return new WeightedTargetConfig(
       Object.entries(targets).map(([name, target]): WeightedTarget => {
-        const field = `weighted_target config: targets["${name}"]`;
+        const field = `targets["${name}"]`;
         if (!isJsonObject(target)) throw new Error(`${field} must be an object`);
         return {
           name,

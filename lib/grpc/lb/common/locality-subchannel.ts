@@ -6,7 +6,7 @@
 // createSubchannel, so no level of the tree needs to know about it.
 
 import { experimental } from '@grpc/grpc-js';
-import type { ClusterLoad, LoadLocality, LocalityLoad } from '../../client/lrs/load-store';
+import type { ClusterLoad, LoadLocality, LocalityLoad } from '../../../client/lrs/load-store';
 
 type SubchannelAddress = experimental.SubchannelAddress;
 

@@ -7,9 +7,9 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { PICK_CLUSTER, PICK_FAILURE, POLICY } from '../names';
-import { aggregateState } from './aggregate-state';
-import { dropPick } from './pick-results';
+import { PICK_CLUSTER, PICK_FAILURE, POLICY } from '../../names';
+import { aggregateState } from '../common/aggregate-state';
+import { dropPick } from '../common/pick-results';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -33,7 +33,7 @@ export class ClusterManagerConfig implements TypedConfig {
   static createFromJson(obj: unknown): ClusterManagerConfig {
     const children = (obj as { children?: unknown })?.children;
     if (typeof children !== 'object' || children === null) {
-      throw new Error(`${POLICY.clusterManager}: children must be an object`);
+      throw new Error('children must be an object');
     }
     const parsed = new Map<string, TypedConfig>();
     for (const [name, child] of Object.entries(children)) {
@@ -41,8 +41,7 @@ export class ClusterManagerConfig implements TypedConfig {
       const config = Array.isArray(list)
         ? experimental.selectLbConfigFromList(list as LoadBalancingConfig[])
         : null;
-      if (!config)
-        throw new Error(`${POLICY.clusterManager}: child ${name}: no usable child_policy`);
+      if (!config) throw new Error(`child ${name}: no usable child_policy`);
       parsed.set(name, config);
     }
     return new ClusterManagerConfig(parsed);

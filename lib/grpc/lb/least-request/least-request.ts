@@ -10,9 +10,9 @@
 // instead of all seeing the same counts.
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
-import { POLICY } from '../names';
-import { countPickedCall, InFlight } from './call-slots';
-import { failingPicker } from './pick-results';
+import { POLICY } from '../../names';
+import { countPickedCall, InFlight } from '../common/call-slots';
+import { failingPicker } from '../common/pick-results';
 
 type Endpoint = experimental.Endpoint;
 type Picker = experimental.Picker;
@@ -28,7 +28,7 @@ export class LeastRequestConfig implements TypedConfig {
 
   constructor(choiceCount: number = DEFAULT_CHOICE_COUNT) {
     if (!Number.isInteger(choiceCount) || choiceCount < 2) {
-      throw new Error(`${POLICY.leastRequest}: choiceCount must be an integer of at least 2`);
+      throw new Error('choiceCount must be an integer of at least 2');
     }
     this.choiceCount = Math.min(choiceCount, MAX_CHOICE_COUNT);
   }
@@ -46,7 +46,7 @@ export class LeastRequestConfig implements TypedConfig {
     const choiceCount = (obj as { choiceCount?: unknown } | null | undefined)?.choiceCount;
     if (choiceCount === undefined) return new LeastRequestConfig();
     if (typeof choiceCount !== 'number') {
-      throw new Error(`${POLICY.leastRequest}: choiceCount must be a number`);
+      throw new Error('choiceCount must be a number');
     }
     return new LeastRequestConfig(choiceCount);
   }

@@ -5,19 +5,23 @@
 // locality] path.
 
 import { experimental } from '@grpc/grpc-js';
-import type { Priority } from '../../clusters';
-import type { LbPolicy } from '../../resources/cluster';
-import type { LbEndpoint, LocalityName } from '../../resources/endpoint';
-import type { ClusterConfig } from '../xds-config';
-import { errorText } from '../../validation-errors';
-import { ClusterImplConfig } from './cluster-impl';
-import { withPath } from './hierarchy';
-import { withLocality } from './locality-subchannel';
-import { LeastRequestConfig } from './least-request';
-import { msToDuration, outlierDetectionAvailable, withOutlierDetection } from './outlier-detection';
-import { PriorityConfig } from './priority';
-import { RingHashConfig, type RingHashEndpoint } from './ring-hash';
-import { WeightedTargetConfig } from './weighted-target';
+import { errorReason } from '../../../errors';
+import type { Priority } from '../../../clusters';
+import type { LbPolicy } from '../../../resources/cluster';
+import type { LbEndpoint, LocalityName } from '../../../resources/endpoint';
+import type { ClusterConfig } from '../../xds-config';
+import { ClusterImplConfig } from '../cluster-impl/cluster-impl';
+import { withPath } from '../common/hierarchy';
+import { withLocality } from '../common/locality-subchannel';
+import { LeastRequestConfig } from '../least-request/least-request';
+import {
+  msToDuration,
+  outlierDetectionAvailable,
+  withOutlierDetection,
+} from '../outlier-detection/outlier-detection';
+import { PriorityConfig } from '../priority/priority';
+import { RingHashConfig, type RingHashEndpoint } from '../ring-hash/config';
+import { WeightedTargetConfig } from '../weighted-target/weighted-target';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -77,7 +81,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
   try {
     return { ...withOutlierDetection(clusterImpl, od), endpoints };
   } catch (e) {
-    return { error: `cluster "${cluster.name}": outlier_detection: ${errorText(e)}` };
+    return { error: `cluster "${cluster.name}": outlier_detection: ${errorReason(e)}` };
   }
 }
 
@@ -157,7 +161,7 @@ function parsedConfig(name: string, json: object): { config: TypedConfig } | { e
   try {
     return { config: experimental.parseLoadBalancingConfig({ [name]: json }) };
   } catch (e) {
-    return { error: `LB policy ${name}: ${errorText(e)}` };
+    return { error: `LB policy ${name}: ${errorReason(e)}` };
   }
 }
 

@@ -3,7 +3,7 @@
 // finish connecting before it looks at lower priorities.
 
 import { connectivityState, experimental } from '@grpc/grpc-js';
-import { ChildBalancer, type ChildEvents } from './child-balancer';
+import { ChildBalancer, type ChildEvents } from '../common/child-balancer';
 
 export class PriorityChild extends ChildBalancer {
   /** From the child's latest config (A37): a logical DNS child re-resolves, EDS ones do not. */

@@ -1,0 +1,10 @@
+// The plugin's environment switches, read here alone (as bootstrap.ts and trace.ts read theirs),
+// at call time: a test may set one, and nothing is read at import.
+
+/** gRFC A115's switch back to A56's retention of children dropped from a priority config. */
+export const CHILD_POLICY_CACHE_ENV = 'GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE';
+
+/** Whether a child dropped from a priority config is retained (A56) rather than destroyed (A115). */
+export function priorityRetainsDroppedChildren(): boolean {
+  return process.env[CHILD_POLICY_CACHE_ENV]?.toLowerCase() === 'true';
+}

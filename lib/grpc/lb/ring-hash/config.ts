@@ -1,0 +1,74 @@
+// The `xds_client.ring_hash` config (gRFC A42): the ring's minimum and maximum sizes, their
+// bounds, and what the policy reads from an endpoint besides its addresses.
+
+import { experimental } from '@grpc/grpc-js';
+import { POLICY } from '../../names';
+import { isJsonObject } from '../common/child-balancer';
+
+type Endpoint = experimental.Endpoint;
+type TypedLoadBalancingConfig = experimental.TypedLoadBalancingConfig;
+
+/** A42's defaults when a config leaves a size out (the xDS path always sets both). */
+export const DEFAULT_MIN_RING_SIZE = 1024;
+export const DEFAULT_MAX_RING_SIZE = 4096;
+/** Envoy's and gRPC's upper bound for either size; larger values are refused. */
+export const MAX_RING_SIZE_LIMIT = 8_388_608;
+/** The channel-wide cap on ring sizes when RING_SIZE_CAP_OPTION is not set (A42). */
+export const DEFAULT_RING_SIZE_CAP = 4096;
+
+/**
+ * What ring_hash reads from an endpoint besides its addresses: its weight (default 1; for xDS
+ * the endpoint's weight times its locality's, A42) and its hash key (A76: where it sits on the
+ * ring instead of its first address).
+ */
+export interface RingHashEndpoint extends Endpoint {
+  readonly xdsClientWeight?: number;
+  readonly xdsClientHashKey?: string;
+}
+
+function checkSize(value: unknown, field: string): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    value > MAX_RING_SIZE_LIMIT
+  ) {
+    throw new Error(
+      `${field} must be an integer from 1 to ${MAX_RING_SIZE_LIMIT} (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+export class RingHashConfig implements TypedLoadBalancingConfig {
+  readonly minRingSize: number;
+  readonly maxRingSize: number;
+
+  constructor(minRingSize = DEFAULT_MIN_RING_SIZE, maxRingSize = DEFAULT_MAX_RING_SIZE) {
+    this.minRingSize = checkSize(minRingSize, 'min_ring_size');
+    this.maxRingSize = checkSize(maxRingSize, 'max_ring_size');
+    if (this.minRingSize > this.maxRingSize) {
+      throw new Error(
+        `min_ring_size ${this.minRingSize} exceeds max_ring_size ${this.maxRingSize}`,
+      );
+    }
+  }
+
+  getLoadBalancerName(): string {
+    return POLICY.ringHash;
+  }
+
+  toJsonObject(): object {
+    return {
+      [POLICY.ringHash]: { min_ring_size: this.minRingSize, max_ring_size: this.maxRingSize },
+    };
+  }
+
+  /** `{ min_ring_size?: number, max_ring_size?: number }`; throws on anything else. */
+  static createFromJson(obj: unknown): RingHashConfig {
+    if (!isJsonObject(obj)) throw new Error('config must be an object');
+    const min = obj.min_ring_size ?? DEFAULT_MIN_RING_SIZE;
+    const max = obj.max_ring_size ?? DEFAULT_MAX_RING_SIZE;
+    return new RingHashConfig(checkSize(min, 'min_ring_size'), checkSize(max, 'max_ring_size'));
+  }
+}
