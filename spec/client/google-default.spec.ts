@@ -132,14 +132,14 @@ describe('google_default channel creds', () => {
         }
         return load.call(this, request, ...rest);
       };
-      const { XdsClient } = require('./lib');
+      const { XdsClient } = require('./dist/lib');
       try {
         new XdsClient({ bootstrap: ${JSON.stringify(googleBootstrap('127.0.0.1:1'))} });
         console.log('constructed');
       } catch (e) {
         console.log(e.message);
       }`;
-    const run = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+    const run = spawnSync(process.execPath, ['-e', script], {
       cwd: ROOT,
       encoding: 'utf8',
     });

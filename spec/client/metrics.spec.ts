@@ -224,14 +224,14 @@ describe('metrics (gRFC A78)', () => {
 
     // A process that never touches OpenTelemetry does not load its API either.
     const script = `
-      const { XdsClient } = require('./lib');
+      const { XdsClient } = require('./dist/lib');
       const client = new XdsClient({ bootstrap: { xds_servers: [{ server_uri: '127.0.0.1:1',
         channel_creds: [{ type: 'insecure' }] }], node: { id: 'n' } } });
       client.close();
       const loaded = Object.keys(require.cache).filter((f) => f.includes('@opentelemetry'));
       process.stdout.write(JSON.stringify(loaded));
     `;
-    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+    const result = spawnSync(process.execPath, ['-e', script], {
       cwd: path.join(__dirname, '..', '..'),
       timeout: 20_000,
       encoding: 'utf8',

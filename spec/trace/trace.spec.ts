@@ -24,7 +24,7 @@ interface Run {
 /** Runs `script` (CommonJS, from the repository root) in a new process with only `env` set. */
 function run(script: string, env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+    const child = spawn(process.execPath, ['-e', script], {
       cwd: ROOT,
       env: { PATH: process.env['PATH'] ?? '', ...env },
     });
@@ -42,7 +42,7 @@ function run(script: string, env: Record<string, string>): Promise<Run> {
  * with each enabled one, as the library's call sites do; grpc-js's own logger prints to stderr.
  */
 const TRACE_SCRIPT = `
-  const { tracer, logError } = require('./lib/trace');
+  const { tracer, logError } = require('./dist/lib/trace');
   const tracers = ${JSON.stringify(TRACERS)}.map(tracer);
   process.stdout.write(JSON.stringify(tracers.filter((t) => t.enabled).map((t) => t.name)));
   for (const t of tracers) if (t.enabled) t.log('traced by ' + t.name);
@@ -125,7 +125,7 @@ describe('tracing', { concurrency: true }, () => {
         info: () => {},
         debug: (m) => lines.push('D ' + m),
       });
-      const { tracer, logError } = require('./lib/trace');
+      const { tracer, logError } = require('./dist/lib/trace');
       const t = tracer('xds_client');
       if (t.enabled) t.log('traced by xds_client');
       logError('an error for a person');
@@ -141,8 +141,8 @@ describe('tracing', { concurrency: true }, () => {
 
   it('a-client-traces-its-stream-and-its-verdicts', async () => {
     const script = `
-      const { XdsClient } = require('./lib');
-      const { ManagementServer } = require('./lib/testing');
+      const { XdsClient } = require('./dist/lib');
+      const { ManagementServer } = require('./dist/lib/testing');
       (async () => {
         const server = await ManagementServer.start();
         server.setResources('cluster', [{ name: 'A', type: 'STATIC' }]);
