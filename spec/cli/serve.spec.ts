@@ -34,7 +34,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 describe('serve', () => {
-  it('serves-a-json-snapshot-and-reloads-it-when-the-file-changes', async () => {
+  it('serves a json snapshot and reloads it when the file changes', async () => {
     const temp = tempDir();
     const file = join(temp.dir, 'snapshot.json');
     const snapshot = (serviceName: string) =>
@@ -97,7 +97,7 @@ describe('serve', () => {
     }
   });
 
-  it('serves-the-yaml-demo-snapshot-to-watch', async () => {
+  it('serves the yaml demo snapshot to watch', async () => {
     const serve = new RunningCli(['serve', '--snapshot', 'examples/demo-snapshot.yaml', '--quiet']);
     try {
       const [, address] = await serve.waitFor(/on (127\.0\.0\.1:\d+)\n/);
@@ -127,7 +127,7 @@ describe('serve', () => {
     }
   });
 
-  it('a-bad-snapshot-exits-2-with-the-path', async () => {
+  it('a bad snapshot exits 2 with the path', async () => {
     const temp = tempDir();
     try {
       const cases: [string, string, RegExp][] = [

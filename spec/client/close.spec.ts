@@ -19,7 +19,7 @@ describe('close', () => {
     return env?.close();
   });
 
-  it('close-ends-the-stream-and-watchers-hear-nothing-more', async (t) => {
+  it('close ends the stream and watchers hear nothing more', async (t) => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -42,7 +42,7 @@ describe('close', () => {
     assert.throws(() => env.client.watchCluster('A', w), /closed/);
   });
 
-  it('the-process-exits-by-itself-after-close', () => {
+  it('the process exits by itself after close', () => {
     const script = `
       const { XdsClient } = require('./dist/lib');
       const { ManagementServer, edsCluster } = require('./dist/lib/testing');

@@ -15,7 +15,7 @@ describe('response size', () => {
     env = undefined;
   });
 
-  it('a-response-over-grpcs-4-mib-default-is-accepted', async () => {
+  it('a response over grpcs 4 mib default is accepted', async () => {
     env = await startEnv();
     // One cluster of 5 MB: its EDS service name.
     const serviceName = 's'.repeat(5 * 1024 * 1024);
@@ -26,7 +26,7 @@ describe('response size', () => {
     assert.equal(value.type === 'EDS' && value.edsServiceName?.length, serviceName.length);
   });
 
-  it('a-response-over-the-limit-is-an-error-naming-the-limit-and-the-option', async () => {
+  it('a response over the limit is an error naming the limit and the option', async () => {
     env = await startEnv({ channelOptions: { 'grpc.max_receive_message_length': 2000 } });
     env.server.setResources('cluster', [edsCluster('A', { serviceName: 'a'.repeat(3000) })]);
     const watcher = new RecordingWatcher<ClusterUpdate>();

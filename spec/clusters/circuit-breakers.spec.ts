@@ -11,7 +11,7 @@ describe('circuit breakers', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('two-consumers-of-one-cluster-share-one-limit', async () => {
+  it('two consumers of one cluster share one limit', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('cb-A', ['cb-B', 'cb-C']),
@@ -51,7 +51,7 @@ describe('circuit breakers', () => {
     two.cancel();
   });
 
-  it('a-release-below-zero-is-clamped', () => {
+  it('a release below zero is clamped', () => {
     const counter = callCounter('cb-clamp', undefined);
     counter.release();
     counter.release();
@@ -61,7 +61,7 @@ describe('circuit breakers', () => {
     counter.release();
   });
 
-  it('different-eds-service-names-are-separate-counters', () => {
+  it('different eds service names are separate counters', () => {
     const none = callCounter('cb-X', undefined);
     const a = callCounter('cb-X', 'a');
     const b = callCounter('cb-X', 'b');

@@ -62,7 +62,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('grpc-one-stream-per-type-each-with-the-node-on-its-first-request', async () => {
+  it('grpc one stream per type each with the node on its first request', async () => {
     env = await startEnv({ apiType: 'GRPC' });
     serveAll(env);
     await watchAll(env);
@@ -85,7 +85,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     assert.equal(env.server.deltaRequests.length, 0);
   });
 
-  it('grpc-a-nack-is-its-streams-own-and-keeps-that-types-version', async () => {
+  it('grpc a nack is its streams own and keeps that types version', async () => {
     env = await startEnv({ apiType: 'GRPC' });
     serveAll(env);
     const { l, c } = await watchAll(env);
@@ -105,7 +105,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     assert.equal(env.server.requests.filter((r) => r.typeUrl === LDS).length, ldsBefore);
   });
 
-  it('grpc-one-stream-ending-reconnects-every-type-notifying-nobody', async () => {
+  it('grpc one stream ending reconnects every type notifying nobody', async () => {
     env = await startEnv({ apiType: 'GRPC', backoff: TEST_BACKOFF });
     serveAll(env);
     const watchers = await watchAll(env);
@@ -125,7 +125,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     for (const w of Object.values(watchers)) w.expectNothingYet();
   });
 
-  it('delta-grpc-one-stream-per-type-subscribing-on-its-delta-method', async () => {
+  it('delta grpc one stream per type subscribing on its delta method', async () => {
     env = await startEnv({ apiType: 'DELTA_GRPC' });
     serveAll(env);
     const { c } = await watchAll(env);
@@ -144,7 +144,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     assert.equal(gone.error.code, status.NOT_FOUND);
   });
 
-  it('the-test-server-ends-a-per-type-stream-that-carries-another-type', async () => {
+  it('the test server ends a per type stream that carries another type', async () => {
     // The server's side of the contract, which the client specs above rely on: a request of
     // another type on a per-type stream is refused, so "one type per stream" is really checked.
     env = await startEnv({ apiType: 'GRPC' });

@@ -97,7 +97,7 @@ describe('tracing', { concurrency: true }, () => {
     });
   }
 
-  it('trace-lines-need-debug-verbosity-and-grpc-node-verbosity-works-too', async () => {
+  it('trace lines need debug verbosity and grpc node verbosity works too', async () => {
     const [quiet, node] = await Promise.all([
       run(TRACE_SCRIPT, { GRPC_TRACE: 'xds_client' }),
       run(TRACE_SCRIPT, { GRPC_TRACE: 'xds_client', GRPC_NODE_VERBOSITY: 'debug' }),
@@ -107,7 +107,7 @@ describe('tracing', { concurrency: true }, () => {
     assert.deepEqual(printed(node.stderr), ['xds_client']);
   });
 
-  it('errors-for-a-person-are-logged-whatever-the-trace-settings', async () => {
+  it('errors for a person are logged whatever the trace settings', async () => {
     const [plain, none] = await Promise.all([
       run(TRACE_SCRIPT, { SPEC_LOG_ERROR: '1' }),
       run(TRACE_SCRIPT, { SPEC_LOG_ERROR: '1', GRPC_VERBOSITY: 'NONE' }),
@@ -116,7 +116,7 @@ describe('tracing', { concurrency: true }, () => {
     assert.equal(none.stderr, '', 'GRPC_VERBOSITY=NONE silences everything');
   });
 
-  it('trace-lines-reach-a-logger-installed-with-grpc-set-logger', async () => {
+  it('trace lines reach a logger installed with grpc set logger', async () => {
     const script = `
       const grpc = require('@grpc/grpc-js');
       const lines = [];
@@ -139,7 +139,7 @@ describe('tracing', { concurrency: true }, () => {
     assert.equal(lines[1], 'E an error for a person');
   });
 
-  it('a-client-traces-its-stream-and-its-verdicts', async () => {
+  it('a client traces its stream and its verdicts', async () => {
     const script = `
       const { XdsClient } = require('./dist/lib');
       const { ManagementServer } = require('./dist/lib/testing');
