@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadBootstrap } from '../../lib';
 import { ManagementServer, edsCluster } from '../../lib/testing';
-import { VERSION } from '../../lib/version';
+import { version as VERSION } from '../../package.json';
 import { jsonLines, oneErrorLine, runCli, tempDir } from './helpers';
 
 describe('bootstrap', () => {

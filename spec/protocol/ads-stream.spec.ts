@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { ClusterUpdate, EndpointUpdate } from '../../lib';
+// Internal on purpose: one spec wraps the real gRPC transport to see each write as it happens.
 import { messageCodec } from '../../lib/codec';
 import { GrpcTransport } from '../../lib/client/grpc-transport';
 import { edsCluster, endpoints } from '../../lib/testing';

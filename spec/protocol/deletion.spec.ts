@@ -62,7 +62,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal((await w.next('changed')).resource.name, 'A');
     });
 
-    sotwOnly('endpoints-missing-from-a-response-are-kept', async () => {
+    sotwOnly('endpoints missing from a response are kept', async () => {
       env = await startEnv();
       env.server.setResources('endpoint', [
         endpoints('A', [{ addresses: ['127.0.0.1:8001'] }]),

@@ -12,7 +12,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { messageCodec } from '../../lib/codec';
 import {
   status,
   type ClusterUpdate,
@@ -20,7 +19,7 @@ import {
   type ListenerUpdate,
   type RouteConfigUpdate,
 } from '../../lib';
-import { edsCluster, endpoints, listener, routeConfig } from '../../lib/testing';
+import { edsCluster, endpoints, listener, routeConfig, toMessageBytes } from '../../lib/testing';
 import { TEST_BACKOFF } from '../helpers/constants';
 import { CDS, EDS, LDS, RDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -148,7 +147,6 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     // The server's side of the contract, which the client specs above rely on: a request of
     // another type on a per-type stream is refused, so "one type per stream" is really checked.
     env = await startEnv({ apiType: 'GRPC' });
-    const codec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
     const raw = new grpc.Client(env.server.address, grpc.credentials.createInsecure());
     try {
       const call = raw.makeBidiStreamRequest<Buffer, Buffer>(
@@ -159,7 +157,14 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
       const ended = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
       call.on('error', () => undefined);
       call.on('data', () => undefined);
-      call.write(Buffer.from(codec.encode({ typeUrl: LDS, resourceNames: ['L'] } as never)));
+      call.write(
+        Buffer.from(
+          toMessageBytes('envoy.service.discovery.v3.DiscoveryRequest', {
+            type_url: LDS,
+            resource_names: ['L'],
+          }),
+        ),
+      );
       const s = await ended;
       assert.equal(s.code, status.INVALID_ARGUMENT);
       assert.match(s.details, /type URL .*Listener on the stream of .*Cluster/);

@@ -18,6 +18,7 @@ import {
   type DecodeResult,
   type ResourceType,
 } from '../../lib';
+// Internal on purpose: the spec's own resource type needs a decoder, and the package's is at hand.
 import { messageCodec } from '../../lib/codec';
 import { edsCluster } from '../../lib/testing';
 import {
@@ -188,7 +189,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
     // Over ADS only: the per-type transports have a service for the four xDS types alone.
     const adsOnly = API_TYPES.includes(apiType) ? it : ((() => undefined) as unknown as typeof it);
 
-    adsOnly('a-resource-type-of-your-own-is-watched-like-the-built-in-ones', async () => {
+    adsOnly('a resource type of your own is watched like the built-in ones', async () => {
       env = await startEnv();
       // test.v1.Foo: a google.protobuf.StringValue whose value is "name|content".
       const FOO = 'type.googleapis.com/google.protobuf.StringValue';

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { edsCluster, endpoints, type JsonObject } from '../../../lib/testing';
+// Internal on purpose: no public view counts active faults (gRFC A33's max_active_faults).
 import { activeFaultCount } from '../../../lib/grpc/fault-injection';
 import { trackTimers, waitUntil, type Backend } from '../helpers/backends';
 import {

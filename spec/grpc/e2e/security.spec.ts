@@ -12,6 +12,8 @@ import {
   XdsServerCredentials,
   register,
 } from '../../../lib/grpc';
+// Internal on purpose: no public view counts pooled XdsClients or certificate providers, and
+// none may leak.
 import { openClientCount } from '../../../lib/grpc/client-pool';
 import { openProviderCount } from '../../../lib/grpc/certificates/provider-store';
 import {

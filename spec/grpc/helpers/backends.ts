@@ -20,6 +20,7 @@ import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { EVENT_DEADLINE_MS } from '../../helpers/constants';
 import { until, waitFor } from '../../helpers/wait';
+// Internal on purpose: the LB unit specs' manual resolver gives endpoints a hierarchy path.
 import { withPath, type PathedEndpoint } from '../../../lib/grpc/lb/hierarchy';
 
 /** The one method every backend serves. */

@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { BOOTSTRAP_OPTION, register } from '../../../lib/grpc';
+// Internal on purpose: a short failover timer (an option of ours, not public) keeps specs fast.
 import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority';
 import {
   ManagementServer,
