@@ -7,7 +7,7 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { status } from '@grpc/grpc-js';
-import { loadBootstrap } from '../../lib/bootstrap';
+import { loadBootstrap } from '../../lib';
 import {
   CLUSTER_TYPE_URL as CDS,
   ENDPOINT_TYPE_URL as EDS,
