@@ -224,7 +224,8 @@ describe('watch: connection problems', () => {
   });
 });
 
-describe('watch: usage errors', () => {
+// Each case is its own process and needs no server: they run side by side.
+describe('watch: usage errors', { concurrency: true }, () => {
   const cases: [string[], RegExp][] = [
     [
       ['watch', '--server', '127.0.0.1:1', '--node-id', 'x', '--clustr', 'A'],
