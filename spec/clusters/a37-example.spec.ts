@@ -13,7 +13,7 @@ import {
   type ClusterTreeUpdate,
   type DiscoveryMechanism,
   type Priority,
-} from '../../lib/clusters';
+} from '../../lib';
 import { aggregateCluster, edsCluster, endpoints, logicalDnsCluster } from '../../lib/testing';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';

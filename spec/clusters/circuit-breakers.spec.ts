@@ -2,7 +2,7 @@
 // process, whoever uses the cluster. Counters are process-wide, so each spec uses its own names.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { callCounter, watchClusterEndpoints, type Priority } from '../../lib/clusters';
+import { callCounter, watchClusterEndpoints, type Priority } from '../../lib';
 import { aggregateCluster, edsCluster, endpoints } from '../../lib/testing';
 import { startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';

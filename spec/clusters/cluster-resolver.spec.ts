@@ -14,7 +14,7 @@ import {
   watchClusterEndpoints,
   type DiscoveryMechanism,
   type Priority,
-} from '../../lib/clusters';
+} from '../../lib';
 import {
   aggregateCluster,
   edsCluster,

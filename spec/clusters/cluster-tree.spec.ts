@@ -15,7 +15,7 @@ import {
   watchClusterTree,
   type ClusterTreeUpdate,
   type DiscoveryMechanism,
-} from '../../lib/clusters';
+} from '../../lib';
 import { aggregateCluster, edsCluster, logicalDnsCluster } from '../../lib/testing';
 import { TEST_BACKOFF } from '../helpers/constants';
 import { settled, startEnv, type Env } from '../helpers/env';
