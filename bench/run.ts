@@ -1,6 +1,6 @@
 // npm run bench [-- --quick] [--filter REGEX] [--markdown] [--list] [--cpu-prof DIR]
 //
-// Runs every workload of bench/workloads.ts through our client, @grpc/grpc-js-xds's and the
+// Runs every suite of bench/suites/ (one file each) through our client, @grpc/grpc-js-xds's and the
 // protobufjs floor against one loopback management server, and prints one table. See
 // bench/README.md for what is measured and how to profile one workload.
 import { spawnSync } from 'node:child_process';
@@ -11,9 +11,10 @@ import { performance } from 'node:perf_hooks';
 import { DIST, ROOT } from './clients';
 import { SEED } from './fixtures';
 import { BenchServer, ClientProcess } from './harness';
-import { rpcTargets } from './rpc';
+import { rpcTargets } from './suites/rpc';
 import { Results, markdown, table } from './stats';
-import { SUITES, config, n, type Config } from './workloads';
+import { config, n, type Config } from './suite';
+import { SUITES } from './suites';
 
 interface Options {
   readonly quick: boolean;

@@ -132,7 +132,7 @@ export function table(results: Results): string {
   return out.join('\n');
 }
 
-/** The same table in Markdown, for bench/README.md. */
+/** The same table in Markdown, for bench/RESULTS.md. */
 export function markdown(results: Results): string {
   const body = rows(results);
   const align = RIGHT.map((right) => (right ? '---:' : '---'));

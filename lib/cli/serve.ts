@@ -1,6 +1,6 @@
 // `xds-client serve`: the test management server, fed from a snapshot file and reloaded when
 // the file changes, so any xDS client (this one, grpc-js, grpc-go, Envoy) can be pointed at it.
-import { unwatchFile, watchFile } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { RecordedRequest } from '../testing/recorder';
 import { resolve } from 'node:path';
 import { ManagementServer } from '../testing/management-server';
@@ -22,6 +22,16 @@ import { untilSignal, type Io } from './watch';
 /** How often the snapshot file is checked for changes. */
 const POLL_MS = 250;
 
+/** The file's modification time and size: a change in either is a new snapshot to read. */
+function stamp(file: string): string {
+  try {
+    const stats = statSync(file);
+    return `${stats.mtimeMs}:${stats.size}`;
+  } catch {
+    return 'unreadable';
+  }
+}
+
 export async function runServe(argv: readonly string[], io: Io): Promise<number> {
   const args = parseArgs('serve', argv, {
     snapshot: { kind: 'string', value: 'FILE' },
@@ -42,6 +52,10 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const p = palette(!args.bool('no-color') && colorSupported());
 
+  // Stamped before reading: a write from now on is seen by the first poll (fs.watchFile takes
+  // its first stat later, on another thread, so a write just after start could become its
+  // baseline and never be reloaded).
+  let seen = stamp(file);
   let snapshot = readSnapshot(file);
   let server: ManagementServer;
   try {
@@ -97,15 +111,18 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       io.err(`xds-client: ${messageOf(e)}; still serving the previous snapshot`);
     }
   };
-  watchFile(file, { interval: POLL_MS }, (curr, prev) => {
-    if (curr.mtimeMs !== prev.mtimeMs || curr.size !== prev.size) reload();
-  });
+  const poll = setInterval(() => {
+    const now = stamp(file);
+    if (now === seen) return;
+    seen = now;
+    reload();
+  }, POLL_MS);
 
   let closed = false;
   if (!args.bool('quiet')) void logRequests(server, p, io.out, () => closed);
   await untilSignal();
   closed = true;
-  unwatchFile(file);
+  clearInterval(poll);
   io.out(p.dim('stopping'));
   await server.close();
   return EXIT.OK;

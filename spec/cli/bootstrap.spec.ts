@@ -9,11 +9,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadBootstrap } from '../../lib';
 import { ManagementServer, edsCluster } from '../../lib/testing';
-import { VERSION } from '../../lib/version';
+import { version as VERSION } from '../../package.json';
 import { jsonLines, oneErrorLine, runCli, tempDir } from './helpers';
 
 describe('bootstrap', () => {
-  it('prints-json-that-loadBootstrap-accepts', async () => {
+  it('prints json that loadBootstrap accepts', async () => {
     const result = await runCli([
       'bootstrap',
       '--server',
@@ -39,7 +39,7 @@ describe('bootstrap', () => {
     assert.equal(bootstrap.node.cluster, 'web');
   });
 
-  it('plaintext-by-default-and-the-output-drives-watch-through-GRPC_XDS_BOOTSTRAP', async () => {
+  it('plaintext by default and the output drives watch through GRPC_XDS_BOOTSTRAP', async () => {
     const server = await ManagementServer.start();
     const temp = tempDir();
     try {
@@ -65,7 +65,7 @@ describe('bootstrap', () => {
     }
   });
 
-  it('missing-or-bad-flags-exit-2', async () => {
+  it('missing or bad flags exit 2', async () => {
     const noNode = await runCli(['bootstrap', '--server', '127.0.0.1:18000']);
     assert.equal(noNode.code, 2);
     assert.match(oneErrorLine(noNode.stderr), /--server needs --node-id ID/);
@@ -79,7 +79,7 @@ describe('bootstrap', () => {
 });
 
 describe('help and version', () => {
-  it('help-lists-every-command-and-the-exit-codes', async () => {
+  it('help lists every command and the exit codes', async () => {
     for (const args of [['--help'], ['help'], []]) {
       const result = await runCli(args);
       assert.equal(result.code, 0);
@@ -89,7 +89,7 @@ describe('help and version', () => {
     }
   });
 
-  it('each-command-has-help', async () => {
+  it('each command has help', async () => {
     const commands = ['demo', 'watch', 'serve', 'bootstrap'];
     // Independent commands: run side by side.
     const runs = await Promise.all(
@@ -105,7 +105,7 @@ describe('help and version', () => {
     });
   });
 
-  it('version-prints-the-package-version', async () => {
+  it('version prints the package version', async () => {
     const result = await runCli(['--version']);
     assert.equal(result.code, 0);
     assert.equal(result.stdout.trim(), VERSION);

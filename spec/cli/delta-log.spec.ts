@@ -19,7 +19,7 @@ before(async () => {
 after(() => server.close());
 
 describe('protocol log on delta', () => {
-  it('watch-delta-logs-subscribe-ack-and-removed-lines', async () => {
+  it('watch delta logs subscribe ack and removed lines', async () => {
     const result = await runCli([
       'watch',
       '--server',
@@ -41,7 +41,7 @@ describe('protocol log on delta', () => {
     assert.ok(server.deltaRequests.some((r) => r.node?.id === 'cli-delta'));
   });
 
-  it('logs-an-unsubscribe-when-a-watch-ends', async () => {
+  it('logs an unsubscribe when a watch ends', async () => {
     const lines: string[] = [];
     const client = new XdsClient({
       bootstrap: server.bootstrap({ apiType: 'AGGREGATED_DELTA_GRPC' }),
@@ -67,7 +67,7 @@ describe('protocol log on delta', () => {
     }
   });
 
-  it('delta-needs-a-server-or-bootstrap-file', async () => {
+  it('delta needs a server or bootstrap file', async () => {
     const result = await runCli(['watch', '--delta', '--cluster', 'B', '--once'], {
       env: { GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(server.bootstrap()) },
     });

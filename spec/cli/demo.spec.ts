@@ -15,7 +15,7 @@ function assertShared(out: string, line: RegExpExecArray) {
   assert.ok(b1 >= 6 && b2 >= 6, `both of B's backends answer: ${line[0]}\n${out}`);
 }
 
-it('the-demo-runs-to-completion-and-shows-each-step-in-rpc-counts', async () => {
+it('the demo runs to completion and shows each step in rpc counts', async () => {
   const result = await runCli(['demo', '--fast'], { timeoutMs: 20_000 });
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stderr, '');
@@ -69,7 +69,7 @@ it('the-demo-runs-to-completion-and-shows-each-step-in-rpc-counts', async () => 
   assert.ok(!out.includes('\u001b['), 'no colour when stdout is not a terminal');
 });
 
-it('colour-when-forced-and-never-with-NO_COLOR', async () => {
+it('colour when forced and never with NO_COLOR', async () => {
   const forced = await runCli(['demo', '--fast'], { env: { NO_COLOR: '', FORCE_COLOR: '1' } });
   assert.equal(forced.code, 0, forced.stderr);
   assert.ok(forced.stdout.includes('\u001b[32m✓ ACK'), forced.stdout);

@@ -1,6 +1,6 @@
 // Runs the xds-client command as a child process, the way a person or a script would.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -23,13 +23,20 @@ function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function spawnCli(
-  args: readonly string[],
-  env?: NodeJS.ProcessEnv,
-  script = 'lib/cli/bin.ts',
-): ChildProcess {
-  // tsx's CommonJS hook alone: the command is CommonJS, and it starts faster than --import tsx.
-  return spawn(process.execPath, ['--require', 'tsx/cjs', script, ...args], {
+/**
+ * The command as `npm test` ships it: the built dist/lib/cli/bin.js (run-specs.js builds dist/
+ * first when lib/ is newer). Running the TypeScript sources through tsx cost each run a
+ * second or more of compiling, and a loaded machine several. `script`, another program (an
+ * example, path from the root), still runs through tsx's CommonJS hook.
+ */
+const BIN = join(ROOT, 'dist', 'lib', 'cli', 'bin.js');
+
+function spawnCli(args: readonly string[], env?: NodeJS.ProcessEnv, script?: string): ChildProcess {
+  if (script === undefined && !existsSync(BIN)) {
+    throw new Error(`${BIN} is missing: run \`npm run build\` (or scripts/run-specs.js) first`);
+  }
+  const argv = script === undefined ? [BIN] : ['--require', 'tsx/cjs', script];
+  return spawn(process.execPath, [...argv, ...args], {
     cwd: ROOT,
     env: cliEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

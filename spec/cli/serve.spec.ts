@@ -3,8 +3,9 @@
 //      XdsClient gets its cluster; editing the file pushes a new version (only the changed
 //      kind); an invalid edit is reported on one line and the last good snapshot stays;
 //      SIGTERM stops it with exit 0;
-//   2. serves the YAML demo snapshot, and `watch --once` against it sees the whole tree;
-//   3. a bad snapshot at start-up, or none given: exit 2 with the JSON path.
+//   2. a change written the moment it starts watching is reloaded too;
+//   3. serves the YAML demo snapshot, and `watch --once` against it sees the whole tree;
+//   4. a bad snapshot at start-up, or none given: exit 2 with the JSON path.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -34,7 +35,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 describe('serve', () => {
-  it('serves-a-json-snapshot-and-reloads-it-when-the-file-changes', async () => {
+  it('serves a json snapshot and reloads it when the file changes', async () => {
     const temp = tempDir();
     const file = join(temp.dir, 'snapshot.json');
     const snapshot = (serviceName: string) =>
@@ -97,7 +98,26 @@ describe('serve', () => {
     }
   });
 
-  it('serves-the-yaml-demo-snapshot-to-watch', async () => {
+  it('a change written the moment serve starts watching is reloaded', async () => {
+    // The first look at the file is taken before it is read: a write right after start-up is a
+    // change, not the baseline (with fs.watchFile's late first stat it was never reloaded).
+    const temp = tempDir();
+    const file = join(temp.dir, 'snapshot.json');
+    const snapshot = (serviceName: string) =>
+      JSON.stringify({ clusters: [edsCluster('A', { serviceName })], endpoints: [] });
+    writeFileSync(file, snapshot('first'));
+    const serve = new RunningCli(['serve', '--snapshot', file, '--quiet']);
+    try {
+      await serve.waitFor(/reloading when/);
+      writeFileSync(file, snapshot('second, written at once'));
+      await serve.waitFor(/reloaded .*clusters \(version 2\)/, 5000);
+    } finally {
+      assert.equal(await serve.stop(), 0, serve.stderr);
+      temp.remove();
+    }
+  });
+
+  it('serves the yaml demo snapshot to watch', async () => {
     const serve = new RunningCli(['serve', '--snapshot', 'examples/demo-snapshot.yaml', '--quiet']);
     try {
       const [, address] = await serve.waitFor(/on (127\.0\.0\.1:\d+)\n/);
@@ -127,7 +147,7 @@ describe('serve', () => {
     }
   });
 
-  it('a-bad-snapshot-exits-2-with-the-path', async () => {
+  it('a bad snapshot exits 2 with the path', async () => {
     const temp = tempDir();
     try {
       const cases: [string, string, RegExp][] = [

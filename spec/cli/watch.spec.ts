@@ -50,7 +50,7 @@ after(async () => {
 });
 
 describe('watch --once', () => {
-  it('json-prints-one-event-per-line-and-exits-0-once-everything-arrived', async () => {
+  it('json prints one event per line and exits 0 once everything arrived', async () => {
     const args = ['watch', ...connect, '--cluster-tree', 'A', '--listener', 'demo.example.com'];
     const result = await runCli([...args, '--cluster', 'B', '--once', '--json']);
     assert.equal(result.code, 0, result.stderr);
@@ -89,7 +89,7 @@ describe('watch --once', () => {
     assert.equal(listenerEvent.httpConnectionManager.routeConfigName, 'demo-route');
   });
 
-  it('human-output-shows-the-tree-mechanisms-and-the-active-priority', async () => {
+  it('human output shows the tree mechanisms and the active priority', async () => {
     const result = await runCli([
       'watch',
       ...connect,
@@ -114,7 +114,7 @@ describe('watch --once', () => {
     assert.ok(!result.stdout.includes('\u001b['), 'no colour when stdout is not a terminal');
   });
 
-  it('a-missing-cluster-exits-1-with-the-reason', async () => {
+  it('a missing cluster exits 1 with the reason', async () => {
     const result = await runCli([
       'watch',
       ...connect,
@@ -131,7 +131,7 @@ describe('watch --once', () => {
     assert.match(line, /check the name/);
   });
 
-  it('a-missing-child-of-a-tree-exits-1-naming-the-path', async () => {
+  it('a missing child of a tree exits 1 naming the path', async () => {
     server.setResource('cluster', aggregateCluster('T', ['B', 'gone']));
     const result = await runCli([
       'watch',
@@ -146,7 +146,7 @@ describe('watch --once', () => {
     assert.match(oneErrorLine(result.stderr), /T -> gone: cluster "gone" does not exist/);
   });
 
-  it('a-nacked-cluster-with-nothing-cached-exits-1-with-the-field-path', async () => {
+  it('a nacked cluster with nothing cached exits 1 with the field path', async () => {
     const result = await runCli(['watch', ...connect, '--cluster', 'BAD', '--once', '--json']);
     assert.equal(result.code, 1);
     const nack = jsonLines(result.stdout).find((e) => e['event'] === 'nack');
@@ -163,7 +163,7 @@ describe('watch --once', () => {
 });
 
 describe('watch: connection problems', () => {
-  it('a-bad-bootstrap-file-exits-2-naming-the-field', async () => {
+  it('a bad bootstrap file exits 2 naming the field', async () => {
     const file = join(temp.dir, 'bad-bootstrap.json');
     const bad = {
       xds_servers: [{ server_uri: server.address, channel_creds: [{ type: 'foo' }] }],
@@ -177,7 +177,7 @@ describe('watch: connection problems', () => {
     assert.match(line, /bad-bootstrap\.json/);
   });
 
-  it('a-missing-bootstrap-file-or-bad-json-exits-2', async () => {
+  it('a missing bootstrap file or bad json exits 2', async () => {
     const missing = await runCli([
       'watch',
       '--bootstrap',
@@ -197,7 +197,7 @@ describe('watch: connection problems', () => {
     assert.match(oneErrorLine(notJson.stderr), /invalid JSON/);
   });
 
-  it('an-unreachable-server-exits-3-within-the-timeout', async () => {
+  it('an unreachable server exits 3 within the timeout', async () => {
     const args = ['watch', '--server', '127.0.0.1:1', '--node-id', 'x', '--cluster', 'A'];
     const result = await runCli([...args, '--once', '--timeout', '1000'], { timeoutMs: 10_000 });
     assert.equal(result.code, 3);
@@ -207,14 +207,14 @@ describe('watch: connection problems', () => {
     assert.match(line, /check that it is running/);
   });
 
-  it('reads-the-bootstrap-from-GRPC_XDS_BOOTSTRAP_CONFIG', async () => {
+  it('reads the bootstrap from GRPC_XDS_BOOTSTRAP_CONFIG', async () => {
     const env = { GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(server.bootstrap({ nodeId: 'env' })) };
     const result = await runCli(['watch', '--cluster', 'B', '--once', '--json'], { env });
     assert.equal(result.code, 0, result.stderr);
     assert.ok(jsonLines(result.stdout).some((e) => e['event'] === 'update' && e['name'] === 'B'));
   });
 
-  it('no-bootstrap-at-all-exits-2-saying-what-to-pass', async () => {
+  it('no bootstrap at all exits 2 saying what to pass', async () => {
     const result = await runCli(['watch', '--cluster', 'A']);
     assert.equal(result.code, 2);
     assert.match(
@@ -224,7 +224,8 @@ describe('watch: connection problems', () => {
   });
 });
 
-describe('watch: usage errors', () => {
+// Each case is its own process and needs no server: they run side by side.
+describe('watch: usage errors', { concurrency: true }, () => {
   const cases: [string[], RegExp][] = [
     [
       ['watch', '--server', '127.0.0.1:1', '--node-id', 'x', '--clustr', 'A'],
@@ -247,7 +248,7 @@ describe('watch: usage errors', () => {
     [['frobnicate'], /unknown command "frobnicate"/],
   ];
   for (const [args, expected] of cases) {
-    it(`exits-2: xds-client ${args.join(' ')}`, async () => {
+    it(`exits 2: xds-client ${args.join(' ')}`, async () => {
       const result = await runCli(args);
       assert.equal(result.code, 2);
       assert.match(oneErrorLine(result.stderr), expected);

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Backoff } from '../../lib/client/transport/backoff';
 
 describe('Backoff', () => {
-  it('grows-by-1.6-from-1-s-to-a-120-s-cap-without-jitter', () => {
+  it('grows by 1.6 from 1 s to a 120 s cap without jitter', () => {
     const b = new Backoff({ jitter: 0 });
     const delays = Array.from({ length: 13 }, () => Math.round(b.next()));
     assert.deepEqual(delays.slice(0, 4), [1000, 1600, 2560, 4096]);
@@ -12,7 +12,7 @@ describe('Backoff', () => {
     assert.ok(delays.every((d, i) => i === 0 || d >= delays[i - 1]!));
   });
 
-  it('jitters-each-delay-within-plus-or-minus-20-percent', () => {
+  it('jitters each delay within plus or minus 20 percent', () => {
     const low = new Backoff({ random: () => 0 });
     const high = new Backoff({ random: () => 0.999999 });
     assert.equal(Math.round(low.next()), 800);
@@ -20,7 +20,7 @@ describe('Backoff', () => {
     assert.equal(Math.round(low.next()), 1280); // 1600 - 20 %
   });
 
-  it('reset-returns-to-the-initial-delay', () => {
+  it('reset returns to the initial delay', () => {
     const b = new Backoff({ jitter: 0 });
     b.next();
     b.next();

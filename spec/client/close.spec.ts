@@ -19,7 +19,7 @@ describe('close', () => {
     return env?.close();
   });
 
-  it('close-ends-the-stream-and-watchers-hear-nothing-more', async (t) => {
+  it('close ends the stream and watchers hear nothing more', async (t) => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -42,10 +42,10 @@ describe('close', () => {
     assert.throws(() => env.client.watchCluster('A', w), /closed/);
   });
 
-  it('the-process-exits-by-itself-after-close', () => {
+  it('the process exits by itself after close', () => {
     const script = `
-      const { XdsClient } = require('./lib');
-      const { ManagementServer, edsCluster } = require('./lib/testing');
+      const { XdsClient } = require('./dist/lib');
+      const { ManagementServer, edsCluster } = require('./dist/lib/testing');
       (async () => {
         const server = await ManagementServer.start();
         server.setResources('cluster', [edsCluster('A')]);
@@ -58,7 +58,7 @@ describe('close', () => {
     `;
     const root = path.join(__dirname, '..', '..');
     const started = Date.now();
-    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+    const result = spawnSync(process.execPath, ['-e', script], {
       cwd: root,
       timeout: 10_000,
       encoding: 'utf8',

@@ -44,7 +44,7 @@ describe('tls channel creds to the management server (gRFC A65)', () => {
     return server;
   }
 
-  it('a65-connects-with-mtls-and-reconnects-after-both-sides-rotate', async () => {
+  it('a65 connects with mtls and reconnects after both sides rotate', async () => {
     const first = pki('first');
     let management = await start(first);
     const files = await writeCertificateFiles({ identity: first.client, ca: first.ca.certificate });
@@ -81,7 +81,7 @@ describe('tls channel creds to the management server (gRFC A65)', () => {
     assert.equal(request.node?.id, 'test-node', 'the same client, reconnected over mTLS');
   });
 
-  it('a65-refuses-at-construction-a-key-that-is-not-the-certificates', async () => {
+  it('a65 refuses at construction a key that is not the certificates', async () => {
     const p = pki('mismatch');
     const other = p.ca.issue({ uris: ['spiffe://mismatch/other'] });
     const files = await writeCertificateFiles({ identity: p.client, ca: p.ca.certificate });

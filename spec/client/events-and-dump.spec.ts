@@ -11,7 +11,7 @@ describe('events and dump', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('emits-request-response-ack-nack-connected-disconnected', async () => {
+  it('emits request response ack nack connected disconnected', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF });
     const seen: string[] = [];
     let nackError = '';
@@ -52,7 +52,7 @@ describe('events and dump', () => {
     assert.match(nackError, /Cluster "A"/);
   });
 
-  it('a-throwing-event-listener-reaches-neither-the-stream-nor-the-process', async () => {
+  it('a throwing event listener reaches neither the stream nor the process', async () => {
     env = await startEnv();
     for (const name of ['request', 'response', 'ack', 'connected'] as const) {
       env.client.on(name, () => {
@@ -70,7 +70,7 @@ describe('events and dump', () => {
     assert.equal(ack.versionInfo, last.versionInfo);
   });
 
-  it('dump-reports-status-version-error-and-update-time-per-resource', async () => {
+  it('dump reports status version error and update time per resource', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), { name: 'B', type: 'STATIC' }]);
     const wa = new RecordingWatcher<ClusterUpdate>();
@@ -98,7 +98,7 @@ describe('events and dump', () => {
     assert.equal(c!.error?.code, status.NOT_FOUND);
   });
 
-  it('a-bad-bootstrap-fails-at-construction-naming-the-field', () => {
+  it('a bad bootstrap fails at construction naming the field', () => {
     assert.throws(
       () =>
         new XdsClient({

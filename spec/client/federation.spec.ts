@@ -19,7 +19,7 @@ describe('federation', () => {
     for (const f of cleanup.splice(0).reverse()) await f();
   });
 
-  it('canonical-names-sort-context-parameters', () => {
+  it('canonical names sort context parameters', () => {
     const a = parseResourceName(`xdstp://auth.example/${CDS_PATH}/c1?b=2&a=1`);
     const b = parseResourceName(`xdstp://auth.example/${CDS_PATH}/c1?a=1&b=2`);
     assert.equal(a.authority, 'auth.example');
@@ -31,7 +31,7 @@ describe('federation', () => {
     });
   });
 
-  it('an-xdstp-name-is-requested-from-its-authoritys-server', async () => {
+  it('an xdstp name is requested from its authoritys server', async () => {
     const main = await ManagementServer.start();
     const other = await ManagementServer.start();
     cleanup.push(
@@ -59,7 +59,7 @@ describe('federation', () => {
     assert.equal(main.requests.length, 0);
   });
 
-  it('an-authority-missing-from-the-bootstrap-is-an-error-at-once', async () => {
+  it('an authority missing from the bootstrap is an error at once', async () => {
     const main = await ManagementServer.start();
     cleanup.push(() => main.close());
     const client = new XdsClient({ bootstrap: main.bootstrap() });

@@ -76,7 +76,7 @@ describe('google_default channel creds', () => {
   const cleanup: (() => void)[] = [];
   afterEach(() => cleanup.splice(0).forEach((step) => step()));
 
-  it('google-default-sends-a-service-account-jwt-for-the-ads-service-over-tls', async () => {
+  it('google default sends a service account jwt for the ads service over tls', async () => {
     assert.equal(
       loadedGoogleAuth(),
       false,
@@ -105,7 +105,7 @@ describe('google_default channel creds', () => {
     );
   });
 
-  it('google-default-without-credentials-tells-watchers-why', async () => {
+  it('google default without credentials tells watchers why', async () => {
     process.env['GOOGLE_APPLICATION_CREDENTIALS'] = join(dir, 'missing.json');
     const server = await startRecordingServer();
     cleanup.push(server.close);
@@ -121,7 +121,7 @@ describe('google_default channel creds', () => {
     );
   });
 
-  it('google-default-without-google-auth-library-fails-at-construction-naming-the-package', () => {
+  it('google default without google auth library fails at construction naming the package', () => {
     // A process where the optional peer dependency cannot be found.
     const script = `
       const Module = require('node:module');
@@ -132,14 +132,14 @@ describe('google_default channel creds', () => {
         }
         return load.call(this, request, ...rest);
       };
-      const { XdsClient } = require('./lib');
+      const { XdsClient } = require('./dist/lib');
       try {
         new XdsClient({ bootstrap: ${JSON.stringify(googleBootstrap('127.0.0.1:1'))} });
         console.log('constructed');
       } catch (e) {
         console.log(e.message);
       }`;
-    const run = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+    const run = spawnSync(process.execPath, ['-e', script], {
       cwd: ROOT,
       encoding: 'utf8',
     });

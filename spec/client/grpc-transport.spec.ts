@@ -15,7 +15,7 @@ const unreachable: XdsServerConfig = {
 };
 
 describe('GrpcTransport', () => {
-  it('waits-for-ready-without-piling-up-waiters-across-failed-calls', async () => {
+  it('waits for ready without piling up waiters across failed calls', async () => {
     const transport = new GrpcTransport(unreachable);
     let written = 0;
     try {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
 import { status } from '@grpc/grpc-js';
 import type { BackoffOptions } from '../../lib';
-import { loadBootstrap, type Bootstrap } from '../../lib/bootstrap';
+import { loadBootstrap, type Bootstrap } from '../../lib';
 import { LRS_SEND_ALL_CLUSTERS_FEATURE, LrsStream } from '../../lib/client/lrs/lrs-stream';
 import { CLIENT_FEATURES } from '../../lib/client/transport/node';
 import { ManagementServer, type RecordedLoadReport } from '../../lib/testing';

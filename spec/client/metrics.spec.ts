@@ -67,7 +67,7 @@ describe('metrics (gRFC A78)', () => {
     metrics.disable();
   });
 
-  it('counts-the-valid-and-invalid-resources-of-each-response-unchanged-ones-included', async () => {
+  it('counts the valid and invalid resources of each response unchanged ones included', async () => {
     const { provider, read } = meter();
     env = await startEnv({ meterProvider: provider });
     const server = env.server.address;
@@ -103,7 +103,7 @@ describe('metrics (gRFC A78)', () => {
     assert.deepEqual(lines(invalid, labels), [` ${server} ${CLUSTER_TYPE} → ${expectInvalid + 1}`]);
   });
 
-  it('reports-resources-per-authority-type-and-cache-state', async () => {
+  it('reports resources per authority type and cache state', async () => {
     const { provider, read } = meter();
     env = await startEnv({ meterProvider: provider, serverFeatures: ['ignore_resource_deletion'] });
     const client = env.client;
@@ -154,7 +154,7 @@ describe('metrics (gRFC A78)', () => {
     env.server.releaseResponses();
   });
 
-  it('connected-goes-1-0-1-across-a-server-restart-and-each-outage-is-one-server-failure', async () => {
+  it('connected goes 1 0 1 across a server restart and each outage is one server failure', async () => {
     const { provider, read, readObserved } = meter();
     let server = await ManagementServer.start();
     const port = Number(server.address.split(':')[1]);
@@ -199,7 +199,7 @@ describe('metrics (gRFC A78)', () => {
     }
   });
 
-  it('uses-the-global-meter-provider-when-no-option-is-given', async () => {
+  it('uses the global meter provider when no option is given', async () => {
     const { provider, read } = meter();
     assert.ok(metrics.setGlobalMeterProvider(provider as ApiMeterProvider));
     env = await startEnv();
@@ -213,7 +213,7 @@ describe('metrics (gRFC A78)', () => {
     assert.ok(valid[0]!.value >= 1);
   });
 
-  it('without-a-provider-listens-to-nothing-and-loads-no-opentelemetry', async () => {
+  it('without a provider listens to nothing and loads no opentelemetry', async () => {
     env = await startEnv();
     for (const event of ['ack', 'nack', 'disconnected'] as const) {
       assert.equal(env.client.listenerCount(event), 0, `a '${event}' listener`);
@@ -224,14 +224,14 @@ describe('metrics (gRFC A78)', () => {
 
     // A process that never touches OpenTelemetry does not load its API either.
     const script = `
-      const { XdsClient } = require('./lib');
+      const { XdsClient } = require('./dist/lib');
       const client = new XdsClient({ bootstrap: { xds_servers: [{ server_uri: '127.0.0.1:1',
         channel_creds: [{ type: 'insecure' }] }], node: { id: 'n' } } });
       client.close();
       const loaded = Object.keys(require.cache).filter((f) => f.includes('@opentelemetry'));
       process.stdout.write(JSON.stringify(loaded));
     `;
-    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+    const result = spawnSync(process.execPath, ['-e', script], {
       cwd: path.join(__dirname, '..', '..'),
       timeout: 20_000,
       encoding: 'utf8',
@@ -240,7 +240,7 @@ describe('metrics (gRFC A78)', () => {
     assert.deepEqual(JSON.parse(result.stdout), []);
   });
 
-  it('a-meter-that-throws-costs-the-metrics-not-the-client', async () => {
+  it('a meter that throws costs the metrics not the client', async () => {
     const broken = new Error('meter bug (expected in this spec)');
     const throwingCounter = {
       add() {
@@ -273,7 +273,7 @@ describe('metrics (gRFC A78)', () => {
     assert.equal(ack.errorDetail, undefined);
   });
 
-  it('rejects-a-meter-provider-option-that-is-not-one', () => {
+  it('rejects a meter provider option that is not one', () => {
     assert.throws(
       () => new XdsClient({ bootstrap: {}, meterProvider: 42 as unknown as ApiMeterProvider }),
       (e: unknown) =>

@@ -25,7 +25,7 @@ function constructionError(options: XdsClientOptions): Error {
 }
 
 describe('client options', () => {
-  it('a-resource-timeout-node-cannot-wait-for-is-refused', () => {
+  it('a resource timeout node cannot wait for is refused', () => {
     for (const resourceTimeoutMs of [2 ** 31, Infinity, NaN, 0, -5]) {
       const error = constructionError({ bootstrap, resourceTimeoutMs });
       assert.match(error.message, /resourceTimeoutMs: must be a number of milliseconds/);
@@ -33,7 +33,7 @@ describe('client options', () => {
     new XdsClient({ bootstrap, resourceTimeoutMs: 2 ** 31 - 1 }).close();
   });
 
-  it('every-bad-backoff-option-is-named', () => {
+  it('every bad backoff option is named', () => {
     const error = constructionError({
       bootstrap,
       backoff: { initialMs: NaN, multiplier: 0, jitter: 20, maxMs: -1 },
@@ -49,7 +49,7 @@ describe('client options', () => {
     new XdsClient({ bootstrap, backoff: { initialMs: 1, multiplier: 1, jitter: 1 } }).close();
   });
 
-  it('options-of-the-wrong-type-are-named', () => {
+  it('options of the wrong type are named', () => {
     const error = constructionError({
       bootstrap: 42,
       channelOptions: 'x',
@@ -80,7 +80,7 @@ describe('tls credential files', () => {
       : { xds_servers: [server], node: bootstrap.node };
   };
 
-  it('a-missing-file-fails-construction-naming-the-field-and-the-file', () => {
+  it('a missing file fails construction naming the field and the file', () => {
     const missing = join(dir, 'nowhere.pem');
     const error = constructionError({ bootstrap: tls({ ca_certificate_file: missing }) });
     assert.equal(
@@ -89,7 +89,7 @@ describe('tls credential files', () => {
     );
   });
 
-  it('a-file-that-is-not-pem-fails-construction-naming-the-field-and-the-file', () => {
+  it('a file that is not pem fails construction naming the field and the file', () => {
     const junk = join(dir, 'junk.pem');
     writeFileSync(junk, 'not a certificate');
     const error = constructionError({

@@ -11,7 +11,7 @@ const any = (value: number[]) => ({ type_url: CDS, value: Uint8Array.from(value)
 const encode = (fields: Record<string, unknown>) => Buffer.from(codec.encode(fields as never));
 
 describe('scanResponse', () => {
-  it('reads-version-type-nonce-and-the-resources-range-of-a-well-formed-response', () => {
+  it('reads version type nonce and the resources range of a well-formed response', () => {
     const bytes = encode({
       versionInfo: 'v1',
       typeUrl: CDS,
@@ -33,24 +33,24 @@ describe('scanResponse', () => {
     assert.equal(Buffer.compare(shape.resources, again.resources), 0);
   });
 
-  it('skips-unknown-fields', () => {
+  it('skips unknown fields', () => {
     const bytes = Buffer.concat([encode({ typeUrl: CDS, nonce: 'n' }), Buffer.from([0x78, 0x05])]);
     assert.equal(scanResponse(bytes)?.nonce, 'n');
   });
 
-  it('refuses-a-known-field-with-an-unexpected-wire-type', () => {
+  it('refuses a known field with an unexpected wire type', () => {
     // control_plane (field 6) as a varint: protobufjs would read it as a length
     const bytes = Buffer.concat([encode({ typeUrl: CDS }), Buffer.from([0x30, 0x03])]);
     assert.equal(scanResponse(bytes), undefined);
   });
 
-  it('refuses-a-control-plane-body-that-does-not-decode', () => {
+  it('refuses a control plane body that does not decode', () => {
     const bytes = Buffer.concat([encode({ typeUrl: CDS }), Buffer.from([0x32, 0x01, 0x08])]);
     assert.throws(() => codec.decode(bytes));
     assert.equal(scanResponse(bytes), undefined);
   });
 
-  it('refuses-resources-interleaved-with-other-fields-and-truncated-bytes', () => {
+  it('refuses resources interleaved with other fields and truncated bytes', () => {
     const a = encode({ resources: [any([1])] });
     const interleaved = Buffer.concat([a, encode({ nonce: 'x' }), a]);
     assert.equal(scanResponse(interleaved), undefined);

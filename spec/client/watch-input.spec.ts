@@ -33,7 +33,7 @@ describe('watch() input', () => {
     assert.fail('the watch was accepted');
   }
 
-  it('names-that-cannot-go-on-the-wire-are-refused-and-other-watches-go-on', async () => {
+  it('names that cannot go on the wire are refused and other watches go on', async () => {
     const c = await start();
     server!.setResources('cluster', [edsCluster('ok')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -57,7 +57,7 @@ describe('watch() input', () => {
     }
   });
 
-  it('a-watcher-that-throws-on-an-unknown-authority-is-contained', async () => {
+  it('a watcher that throws on an unknown authority is contained', async () => {
     const c = await start();
     const uncaught: unknown[] = [];
     const record = (e: unknown) => uncaught.push(e);

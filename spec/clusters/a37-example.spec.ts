@@ -13,7 +13,7 @@ import {
   type ClusterTreeUpdate,
   type DiscoveryMechanism,
   type Priority,
-} from '../../lib/clusters';
+} from '../../lib';
 import { aggregateCluster, edsCluster, endpoints, logicalDnsCluster } from '../../lib/testing';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -136,7 +136,7 @@ describe('the A37 example', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('the-tree-gives-eds-b-eds-d-logical-dns-e', async () => {
+  it('the tree gives eds b eds d logical dns e', async () => {
     env = await startEnv();
     publishExample(env);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
@@ -146,7 +146,7 @@ describe('the A37 example', () => {
     assert.deepEqual([...update.clusters.keys()], ['A', 'B', 'C', 'D', 'E']);
   });
 
-  it('the-resolver-gives-the-priorities-of-b-then-d-then-e', async () => {
+  it('the resolver gives the priorities of b then d then e', async () => {
     env = await startEnv();
     publishExample(env);
     const tree = new RecordingWatcher<ClusterTreeUpdate>();
@@ -158,7 +158,7 @@ describe('the A37 example', () => {
     resolver.close();
   });
 
-  it('watch-cluster-endpoints-gives-the-same-priorities', async () => {
+  it('watch cluster endpoints gives the same priorities', async () => {
     env = await startEnv();
     publishExample(env);
     const rec = new RecordingWatcher<readonly Priority[]>();

@@ -2,7 +2,9 @@
 // process, whoever uses the cluster. Counters are process-wide, so each spec uses its own names.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { callCounter, watchClusterEndpoints, type Priority } from '../../lib/clusters';
+import { watchClusterEndpoints, type Priority } from '../../lib';
+// Internal on purpose: the process-wide counter is not public (decision 0032); its own folder's spec.
+import { callCounter } from '../../lib/clusters';
 import { aggregateCluster, edsCluster, endpoints } from '../../lib/testing';
 import { startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -11,7 +13,7 @@ describe('circuit breakers', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('two-consumers-of-one-cluster-share-one-limit', async () => {
+  it('two consumers of one cluster share one limit', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('cb-A', ['cb-B', 'cb-C']),
@@ -51,7 +53,7 @@ describe('circuit breakers', () => {
     two.cancel();
   });
 
-  it('a-release-below-zero-is-clamped', () => {
+  it('a release below zero is clamped', () => {
     const counter = callCounter('cb-clamp', undefined);
     counter.release();
     counter.release();
@@ -61,7 +63,7 @@ describe('circuit breakers', () => {
     counter.release();
   });
 
-  it('different-eds-service-names-are-separate-counters', () => {
+  it('different eds service names are separate counters', () => {
     const none = callCounter('cb-X', undefined);
     const a = callCounter('cb-X', 'a');
     const b = callCounter('cb-X', 'b');

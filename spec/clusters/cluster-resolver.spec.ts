@@ -14,7 +14,7 @@ import {
   watchClusterEndpoints,
   type DiscoveryMechanism,
   type Priority,
-} from '../../lib/clusters';
+} from '../../lib';
 import {
   aggregateCluster,
   edsCluster,
@@ -60,7 +60,7 @@ describe('cluster resolver', () => {
     await env?.close();
   });
 
-  it('eds-priorities-use-round-robin-and-carry-drops-limits-and-the-service-name', async () => {
+  it('eds priorities use round robin and carry drops limits and the service name', async () => {
     env = await startEnv();
     const assignment: JsonObject = {
       ...endpoints('B-eds', [
@@ -98,7 +98,7 @@ describe('cluster resolver', () => {
     assert.deepEqual(subscribedEndpoints(env), ['B-eds']);
   });
 
-  it('only-endpoints-that-are-healthy-or-of-unknown-health-are-kept', async () => {
+  it('only endpoints that are healthy or of unknown health are kept', async () => {
     env = await startEnv();
     const assignment = endpoints('B', [
       {
@@ -120,7 +120,7 @@ describe('cluster resolver', () => {
     ]);
   });
 
-  it('an-eds-resource-that-does-not-exist-gives-one-empty-priority-until-it-arrives', async () => {
+  it('an eds resource that does not exist gives one empty priority until it arrives', async () => {
     env = await startEnv();
     const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
@@ -142,7 +142,7 @@ describe('cluster resolver', () => {
     ]);
   });
 
-  it('nothing-is-reported-until-every-mechanism-has-a-result', async () => {
+  it('nothing is reported until every mechanism has a result', async () => {
     env = await startEnv();
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
     const rec = new RecordingWatcher<readonly Priority[]>();
@@ -157,7 +157,7 @@ describe('cluster resolver', () => {
     assert.deepEqual(names(await rec.update()), ['B[child0]', 'C[child0]']);
   });
 
-  it('logical-dns-gives-one-pick-first-priority-with-every-address-on-the-port', async () => {
+  it('logical dns gives one pick first priority with every address on the port', async () => {
     env = await startEnv();
     const dns = fakeDns({ 'dns.example': ['10.0.0.1', '2001:db8::1'] });
     const rec = new RecordingWatcher<readonly Priority[]>();
@@ -177,7 +177,7 @@ describe('cluster resolver', () => {
     assert.equal(priorities[0]!.localities[0]!.weight, 1);
   });
 
-  it('a-dns-failure-gives-an-empty-priority-and-re-resolution-fills-it', async () => {
+  it('a dns failure gives an empty priority and re-resolution fills it', async () => {
     env = await startEnv();
     const dns = fakeDns({
       'dns.example': (call) => (call === 1 ? new Error('SERVFAIL') : ['10.0.0.1']),
@@ -200,7 +200,7 @@ describe('cluster resolver', () => {
     assert.equal(filled!.name, failed!.name, 'the DNS priority keeps its name');
   });
 
-  it('an-ipv6-literal-is-looked-up-without-brackets-and-a-bad-name-is-an-empty-priority', async () => {
+  it('an ipv6 literal is looked up without brackets and a bad name is an empty priority', async () => {
     env = await startEnv();
     const dns = fakeDns({ '2001:db8::5': ['2001:db8::5'] });
     const rec = new RecordingWatcher<readonly Priority[]>();
@@ -216,7 +216,7 @@ describe('cluster resolver', () => {
     assert.equal(dns.calls.size, 1);
   });
 
-  it('the-refresh-interval-re-resolves-without-being-asked', async (t) => {
+  it('the refresh interval re-resolves without being asked', async (t) => {
     env = await startEnv();
     const tick = mockClock(t, ['setInterval']);
     const dns = fakeDns({ 'dns.example': (call) => [`10.0.0.${call}`] });
@@ -244,7 +244,7 @@ describe('cluster resolver', () => {
     rec.expectNothingYet();
   });
 
-  it('eds-then-dns-and-dns-then-eds-keep-the-aggregate-order', async () => {
+  it('eds then dns and dns then eds keep the aggregate order', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('EdsFirst', ['B', 'E']),
@@ -271,7 +271,7 @@ describe('cluster resolver', () => {
     two.cancel();
   });
 
-  it('watch-cluster-endpoints-reports-a-tree-error-and-recovers', async () => {
+  it('watch cluster endpoints reports a tree error and recovers', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B', 'D']), edsCluster('B')]);
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
@@ -291,7 +291,7 @@ describe('cluster resolver', () => {
     rec.expectNothingYet();
   });
 
-  it('priority-names-follow-their-localities-across-updates', async () => {
+  it('priority names follow their localities across updates', async () => {
     env = await startEnv();
     const publish = (...priorities: string[][]) =>
       env.server.setResources('endpoint', [
@@ -324,7 +324,7 @@ describe('cluster resolver', () => {
     assert.deepEqual(names(await rec.update()), ['B[child0]', 'B[child3]']);
   });
 
-  it('update-mechanisms-keeps-unchanged-discoveries-and-drops-removed-ones', async () => {
+  it('update mechanisms keeps unchanged discoveries and drops removed ones', async () => {
     env = await startEnv();
     env.server.setResources('endpoint', [
       endpoints('B', [{ locality: loc('b'), addresses: ['127.0.0.1:8001'] }]),

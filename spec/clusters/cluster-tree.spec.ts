@@ -15,7 +15,7 @@ import {
   watchClusterTree,
   type ClusterTreeUpdate,
   type DiscoveryMechanism,
-} from '../../lib/clusters';
+} from '../../lib';
 import { aggregateCluster, edsCluster, logicalDnsCluster } from '../../lib/testing';
 import { TEST_BACKOFF } from '../helpers/constants';
 import { settled, startEnv, type Env } from '../helpers/env';
@@ -36,7 +36,7 @@ describe('cluster tree', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('a-single-eds-cluster-is-one-mechanism-reported-asynchronously', async () => {
+  it('a single eds cluster is one mechanism reported asynchronously', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A', { serviceName: 'A-eds' })]);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
@@ -56,7 +56,7 @@ describe('cluster tree', () => {
     assert.ok(Object.isFrozen(update.mechanisms) && Object.isFrozen(update.mechanisms[0]));
   });
 
-  it('a-logical-dns-leaf-carries-its-host-and-port', async () => {
+  it('a logical dns leaf carries its host and port', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [logicalDnsCluster('E', 'dns.example', 8080)]);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
@@ -67,7 +67,7 @@ describe('cluster tree', () => {
     assert.equal('edsServiceName' in mechanism!, false, 'unset optional keys are absent');
   });
 
-  it('a-diamond-keeps-each-shared-cluster-at-its-earliest-position', async () => {
+  it('a diamond keeps each shared cluster at its earliest position', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
@@ -85,7 +85,7 @@ describe('cluster tree', () => {
     await rec.expectNothingUntil(settled(env.server));
   });
 
-  it('a-tree-that-grows-and-shrinks-unwatches-the-clusters-that-left', async () => {
+  it('a tree that grows and shrinks unwatches the clusters that left', async () => {
     env = await startEnv();
     const { server } = env;
     server.setResources('cluster', [
@@ -112,7 +112,7 @@ describe('cluster tree', () => {
     await rec.expectNothingUntil(settled(server));
   });
 
-  it('the-list-is-never-half-built-while-a-child-is-missing', async () => {
+  it('the list is never half-built while a child is missing', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B', 'C']), edsCluster('B')]);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
@@ -124,7 +124,7 @@ describe('cluster tree', () => {
     assert.deepEqual(leaves(await rec.update()), ['B', 'C']);
   });
 
-  it('a-cycle-fails-with-no-leaf-clusters-and-watches-only-its-clusters', async () => {
+  it('a cycle fails with no leaf clusters and watches only its clusters', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B']),
@@ -145,7 +145,7 @@ describe('cluster tree', () => {
     assert.deepEqual(leaves(await rec.update()), ['B']);
   });
 
-  it('a-cycle-beside-a-leaf-yields-the-leaf', async () => {
+  it('a cycle beside a leaf yields the leaf', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
@@ -157,7 +157,7 @@ describe('cluster tree', () => {
     assert.deepEqual(leaves(await rec.update()), ['C']);
   });
 
-  it('a-chain-of-16-clusters-is-at-the-depth-limit-and-works', async () => {
+  it('a chain of 16 clusters is at the depth limit and works', async () => {
     assert.equal(MAX_AGGREGATE_CLUSTER_DEPTH, 16);
     env = await startEnv();
     env.server.setResources('cluster', chain(MAX_AGGREGATE_CLUSTER_DEPTH));
@@ -168,7 +168,7 @@ describe('cluster tree', () => {
     assert.equal(update.clusters.size, MAX_AGGREGATE_CLUSTER_DEPTH);
   });
 
-  it('a-chain-of-17-clusters-exceeds-the-max-depth', async () => {
+  it('a chain of 17 clusters exceeds the max depth', async () => {
     env = await startEnv();
     const n = MAX_AGGREGATE_CLUSTER_DEPTH + 1;
     env.server.setResources('cluster', chain(n));
@@ -186,7 +186,7 @@ describe('cluster tree', () => {
     assert.deepEqual(leaves(await rec.update()), [`c${n - 1}`]);
   });
 
-  it('a-leaf-that-does-not-exist-fails-the-tree-with-its-path', async () => {
+  it('a leaf that does not exist fails the tree with its path', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
@@ -211,14 +211,14 @@ describe('cluster tree', () => {
     assert.deepEqual(leaves(await rec.update()), ['B', 'D', 'E']);
   });
 
-  it('a-root-that-does-not-exist-fails-the-tree', async () => {
+  it('a root that does not exist fails the tree', async () => {
     env = await startEnv();
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     assert.equal((await rec.error()).reason, 'A: cluster "A" does not exist');
   });
 
-  it('skip-missing-children-leaves-out-missing-non-root-clusters', async () => {
+  it('skip missing children leaves out missing non-root clusters', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
@@ -245,7 +245,7 @@ describe('cluster tree', () => {
     assert.equal((await missingRoot.error()).reason, 'Z: cluster "Z" does not exist');
   });
 
-  it('an-invalid-child-with-nothing-cached-fails-the-tree-with-its-path', async () => {
+  it('an invalid child with nothing cached fails the tree with its path', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B']),
@@ -258,7 +258,7 @@ describe('cluster tree', () => {
     assert.match(error.reason, /^A -> B: cluster "B" is invalid: .+/);
   });
 
-  it('a-transient-error-fails-the-tree-only-before-its-first-update', async () => {
+  it('a transient error fails the tree only before its first update', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF });
     const { server } = env;
     server.setResources('cluster', [aggregateCluster('A', ['B']), edsCluster('B')]);
@@ -284,7 +284,7 @@ describe('cluster tree', () => {
     rec.expectNothingYet();
   });
 
-  it('two-trees-sharing-a-cluster-make-one-subscription', async () => {
+  it('two trees sharing a cluster make one subscription', async () => {
     env = await startEnv();
     const { server } = env;
     server.setResources('cluster', [
@@ -312,7 +312,7 @@ describe('cluster tree', () => {
     await waitForSubscription(server, []);
   });
 
-  it('after-cancel-nothing-is-reported-and-nothing-is-watched', async () => {
+  it('after cancel nothing is reported and nothing is watched', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B']), edsCluster('B')]);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
@@ -326,7 +326,7 @@ describe('cluster tree', () => {
     rec.expectNothingYet();
   });
 
-  it('a-closed-client-is-an-error-reported-later-not-a-throw', async () => {
+  it('a closed client is an error reported later not a throw', async () => {
     env = await startEnv();
     const client = env.newClient();
     client.close();
@@ -338,7 +338,7 @@ describe('cluster tree', () => {
     assert.match(error.message, /^A: cluster "A" failed: XdsClient is closed/);
   });
 
-  it('a-listener-that-throws-does-not-stop-the-tree', async () => {
+  it('a listener that throws does not stop the tree', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const seen: ClusterUpdate[] = [];

@@ -1,6 +1,6 @@
 // Helpers for the cluster specs: subscriptions seen by the server, a fake DNS, priorities in
 // short. (Listeners are recorded by spec/helpers/recording-watcher.ts, as watchers are.)
-import type { DnsResolver, Priority } from '../../lib/clusters';
+import type { DnsResolver, Priority } from '../../lib';
 import type { ManagementServer } from '../../lib/testing';
 import { CDS } from '../helpers/env';
 import { waitFor } from '../helpers/wait';

@@ -108,7 +108,7 @@ describe('CSDS', () => {
     return env.client;
   }
 
-  it('csds-reports-node-status-version-and-bytes-of-every-resource', async () => {
+  it('csds reports node status version and bytes of every resource', async () => {
     const client = await clientWithThreeClusters();
     csds = await startCsds([client]);
     const before = Date.now();
@@ -134,7 +134,7 @@ describe('CSDS', () => {
     assert.equal(missing.xdsConfig, null);
   });
 
-  it('csds-reports-a-nack-with-the-rejected-version-and-reason-over-the-cached-one', async () => {
+  it('csds reports a nack with the rejected version and reason over the cached one', async () => {
     const client = await clientWithThreeClusters();
     csds = await startCsds([client]);
     const [one] = (await csds.fetch()).config as [ClientConfig];
@@ -149,7 +149,7 @@ describe('CSDS', () => {
     assert.ok(bad.errorState?.lastUpdateAttempt, 'when it was rejected');
   });
 
-  it('csds-exclude-resource-contents-leaves-the-bytes-out', async () => {
+  it('csds exclude resource contents leaves the bytes out', async () => {
     const client = await clientWithThreeClusters();
     csds = await startCsds([client]);
     const [one] = (await csds.fetch({ excludeResourceContents: true })).config as [ClientConfig];
@@ -158,7 +158,7 @@ describe('CSDS', () => {
     assert.equal(good.xdsConfig, null);
   });
 
-  it('csds-refuses-node-matchers-with-invalid-argument', async () => {
+  it('csds refuses node matchers with invalid argument', async () => {
     const client = await clientWithThreeClusters();
     csds = await startCsds([client]);
     await assert.rejects(csds.fetch({ nodeMatchers: [{}] }), (e: grpc.ServiceError) => {
@@ -168,7 +168,7 @@ describe('CSDS', () => {
     });
   });
 
-  it('csds-stream-answers-every-request', async () => {
+  it('csds stream answers every request', async () => {
     const client = await clientWithThreeClusters();
     csds = await startCsds(() => [client]);
     const call = csds.stream();
@@ -193,7 +193,7 @@ describe('CSDS', () => {
     await new Promise<void>((resolve) => call.on('status', () => resolve()));
   });
 
-  it('csds-reports-every-open-client-of-the-process-by-default-with-its-scope', async () => {
+  it('csds reports every open client of the process by default with its scope', async () => {
     await clientWithThreeClusters();
     env!.newClient({ bootstrap: env!.server.bootstrap({ nodeId: 'second' }) });
     const closed = env!.newClient({ bootstrap: env!.server.bootstrap({ nodeId: 'closed' }) });
@@ -221,7 +221,7 @@ describe('CSDS', () => {
     }
   });
 
-  it('csds-is-among-grpc-js-admin-services-once-the-plugin-is-registered', async () => {
+  it('csds is among grpc js admin services once the plugin is registered', async () => {
     await clientWithThreeClusters();
     register();
     csds = await startCsds('admin');

@@ -28,10 +28,10 @@ function runFixture(name: string, env: Record<string, string> = {}) {
 }
 
 describe('leak check', { concurrency: true }, () => {
-  it('a-file-that-leaves-a-timer-and-a-server-fails-naming-them', async () => {
+  it('a file that leaves a timer and a server fails naming them', async () => {
     const { code, output } = await runFixture('leaks.fixture.ts', { SPEC_LEAK_GRACE_MS: '100' });
     assert.notEqual(code, 0, output);
-    assert.match(output, /✔ passes-and-leaves-a-timer-and-a-server-running/);
+    assert.match(output, /✔ passes and leaves a timer and a server running/);
     assert.match(
       output,
       /leak check: spec\/helpers\/fixtures\/leaks\.fixture\.ts left active handles 100 ms after its tests ended: TCPServerWrap, Timeout\./,
@@ -39,7 +39,7 @@ describe('leak check', { concurrency: true }, () => {
     assert.match(output, /ℹ fail 1/);
   });
 
-  it('a-file-that-closes-its-client-and-server-passes', async () => {
+  it('a file that closes its client and server passes', async () => {
     const { code, output } = await runFixture('closes-everything.fixture.ts');
     assert.equal(code, 0, output);
     assert.doesNotMatch(output, /leak check/);

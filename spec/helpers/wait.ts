@@ -15,16 +15,18 @@ const POLL_MS = 5;
 
 /**
  * Resolves with the first result of `probe` other than undefined; fails after the deadline,
- * saying `what` it waited for (a function: built when it fails, with the state then).
+ * saying `what` it waited for (a function: built when it fails, with the state then). `probe`
+ * may be async (it may send an RPC): the next probe starts after it settles. This is the one
+ * polling loop of the specs; every other wait is built on it.
  */
 export async function waitFor<T>(
   what: string | (() => string),
-  probe: () => T | undefined,
+  probe: () => T | undefined | Promise<T | undefined>,
   timeoutMs = EVENT_DEADLINE_MS,
 ): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined) return value;
     if (performance.now() >= deadline) {
       const text = typeof what === 'string' ? what : what();
@@ -37,8 +39,8 @@ export async function waitFor<T>(
 /** Waits until `done()` holds; fails after the deadline. */
 export async function until(
   what: string | (() => string),
-  done: () => boolean,
+  done: () => boolean | Promise<boolean>,
   timeoutMs = EVENT_DEADLINE_MS,
 ): Promise<void> {
-  await waitFor(what, () => (done() ? true : undefined), timeoutMs);
+  await waitFor(what, async () => ((await done()) ? true : undefined), timeoutMs);
 }

@@ -70,11 +70,11 @@ function problemsWith(changes: Record<string, string>): string[] {
 }
 
 describe('import layers', () => {
-  it('lib-as-it-is-keeps-the-rules', () => {
+  it('lib as it is keeps the rules', () => {
     assert.deepEqual(checkImports(root), []);
   });
 
-  it('a-legal-tree-passes', () => {
+  it('a legal tree passes', () => {
     // Without this, the violation cases below could pass on a checker that fails everything.
     assert.deepEqual(problemsWith({}), []);
   });
@@ -193,14 +193,14 @@ describe('import layers', () => {
     ],
   ];
   for (const [name, changes, expected] of violations) {
-    it(`fails-on-${name}`, () => {
+    it(`fails on ${name}`, () => {
       const problems = problemsWith(changes);
       assert.equal(problems.length, 1, problems.join('\n'));
       assert.match(problems[0]!, expected);
     });
   }
 
-  it('exits-non-zero-naming-the-file-and-the-import', () => {
+  it('exits non-zero naming the file and the import', () => {
     const bad = tree({
       ...LEGAL,
       'resources/x.ts': "import { core } from '../client/core/client-core';\n",
@@ -215,7 +215,7 @@ describe('import layers', () => {
     assert.equal(passing.status, 0, passing.stderr);
   });
 
-  it('docs-architecture-md-shows-the-same-table', () => {
+  it('docs architecture md shows the same table', () => {
     const doc = fs.readFileSync(path.join(root, 'docs', 'architecture.md'), 'utf8');
     const rows = doc.split('\n').filter((line) => /^\| \*\*\w+\*\* \|/.test(line));
     const documented = rows.map((row) => {

@@ -27,7 +27,7 @@ function runNode(script: string, args: string[] = []) {
 }
 
 describe('package', { skip: built ? false : 'run `npm run build` first' }, () => {
-  it('is-imported-by-name-with-its-three-entry-points', () => {
+  it('is imported by name with its three entry points', () => {
     const result = runNode(`
       const x = require('xds-client');
       const t = require('xds-client/testing');
@@ -38,13 +38,13 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     assert.deepEqual(JSON.parse(result.stdout), ['function', 'function', 'function', 'function']);
   });
 
-  it('deep-imports-of-internal-modules-do-not-resolve', () => {
+  it('deep imports of internal modules do not resolve', () => {
     const result = runNode(`require('xds-client/dist/lib/client/ads/ads-stream')`);
     assert.notEqual(result.status, 0);
     assert.match(result.stderr, /ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });
 
-  it('importing-the-package-parses-no-proto-text', () => {
+  it('importing the package parses no proto text', () => {
     // Make every protobufjs .proto entry point throw, then import and use the client.
     const result = runNode(`
       const pb = require('protobufjs');
@@ -62,7 +62,7 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     assert.equal(result.stdout.trim(), 'ok');
   });
 
-  it('importing-the-package-loads-neither-protobufjs-nor-re2js-until-they-are-used', () => {
+  it('importing the package loads neither protobufjs nor re2js until they are used', () => {
     const result = runNode(`
       const loaded = () => Object.keys(require.cache).filter((k) => /node_modules[\\/](protobufjs|re2js)[\\/]|generated[\\/]descriptor/.test(k)).length;
       const { clusterResourceType } = require('xds-client');
@@ -75,7 +75,7 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     assert.deepEqual(JSON.parse(result.stdout), [0, true]);
   });
 
-  it('sends-the-package-version-as-user-agent-version', () => {
+  it('sends the package version as user agent version', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     assert.equal(VERSION, pkg.version);
   });
@@ -356,11 +356,11 @@ describe('public surface', { skip: built ? false : 'run `npm run build` first' }
   };
 
   for (const entry of entries) {
-    it(`${entry.name}-declares-exactly-the-listed-exports`, () => {
+    it(`${entry.name} declares exactly the listed exports`, () => {
       assert.deepEqual(declaredOf(entry.dts), sorted(entry.surface));
     });
 
-    it(`${entry.name}-exports-at-runtime-exactly-the-listed-values`, () => {
+    it(`${entry.name} exports at runtime exactly the listed values`, () => {
       assert.deepEqual(runtimeExports(entry.name), valueNames(entry.surface));
     });
   }
@@ -370,7 +370,7 @@ describe('public surface', { skip: built ? false : 'run `npm run build` first' }
   // After a deliberate change: `npm run build && node scripts/api-report.js --write`.
   let reports: ReturnType<typeof apiReports> | undefined;
   for (const { name } of entries) {
-    it(`${name}-declarations-match-the-snapshot`, () => {
+    it(`${name} declarations match the snapshot`, () => {
       reports ??= apiReports();
       const report = reports.find((r) => r.name === name)!;
       const snapshot = fs.existsSync(report.file) ? fs.readFileSync(report.file, 'utf8') : '';
@@ -382,7 +382,7 @@ describe('public surface', { skip: built ? false : 'run `npm run build` first' }
     });
   }
 
-  it('the-entries-share-no-name', () => {
+  it('the entries share no name', () => {
     // One name meaning two things (the testing LocalityEndpoints once did) confuses users who
     // import from several.
     const all = [MAIN_SURFACE, TESTING_SURFACE, GRPC_SURFACE].flatMap((s) => Object.keys(s));
@@ -394,7 +394,7 @@ describe('public surface', { skip: built ? false : 'run `npm run build` first' }
 });
 
 describe('generated code', () => {
-  it('lib-generated-protos-is-fresh', () => {
+  it('lib generated protos is fresh', () => {
     const result = spawnSync(process.execPath, ['scripts/gen-protos.js', '--check'], {
       cwd: root,
       encoding: 'utf8',

@@ -21,7 +21,7 @@ describe('ACK and NACK', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('ack-echoes-version-and-nonce', async () => {
+  it('ack echoes version and nonce', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -34,7 +34,7 @@ describe('ACK and NACK', () => {
     assert.deepEqual(ack.resourceNames, ['A']);
   });
 
-  it('nack-with-nothing-applied-keeps-last-acked-version', async () => {
+  it('nack with nothing applied keeps last acked version', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -53,7 +53,7 @@ describe('ACK and NACK', () => {
     assert.match(nack.errorDetail!.message, /resource index 0: Cluster "A": type: /);
   });
 
-  it('nack-with-some-resources-applied-carries-the-response-version', async () => {
+  it('nack with some resources applied carries the response version', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), staticCluster('B')]);
     const wa = new RecordingWatcher<ClusterUpdate>();
@@ -72,7 +72,7 @@ describe('ACK and NACK', () => {
     assert.doesNotMatch(nack.errorDetail!.message, /Cluster "A"/);
   });
 
-  it('nack-names-every-invalid-resource-with-its-field-path', async () => {
+  it('nack names every invalid resource with its field path', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [
       staticCluster('A'),
@@ -90,7 +90,7 @@ describe('ACK and NACK', () => {
     assert.match(message, /resource index 1: Cluster "B": eds_cluster_config\.eds_config: /);
   });
 
-  it('nack-is-sent-once-not-repeated-on-later-requests', async () => {
+  it('nack is sent once not repeated on later requests', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [staticCluster('A'), edsCluster('B')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -106,7 +106,7 @@ describe('ACK and NACK', () => {
     assert.equal(next.responseNonce, nack.responseNonce);
   });
 
-  it('duplicate-resource-names-are-nacked', async () => {
+  it('duplicate resource names are nacked', async () => {
     env = await startEnv();
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);
@@ -127,7 +127,7 @@ describe('ACK and NACK', () => {
     );
   });
 
-  it('a-resource-with-another-type-url-is-nacked', async () => {
+  it('a resource with another type url is nacked', async () => {
     env = await startEnv();
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);
@@ -148,7 +148,7 @@ describe('ACK and NACK', () => {
     );
   });
 
-  it('garbage-bytes-are-nacked-and-the-client-keeps-running', async () => {
+  it('garbage bytes are nacked and the client keeps running', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -168,7 +168,7 @@ describe('ACK and NACK', () => {
     assert.equal(next.resource.type === 'EDS' && next.resource.edsServiceName, 'next');
   });
 
-  it('resources-nobody-subscribed-to-are-ignored', async () => {
+  it('resources nobody subscribed to are ignored', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), { name: 'Z', type: 'STATIC' }]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -189,7 +189,7 @@ describe('ACK and NACK', () => {
     await w.expectNothingUntil(settled(env.server));
   });
 
-  it('a-response-of-an-unknown-type-is-neither-acked-nor-nacked', async () => {
+  it('a response of an unknown type is neither acked nor nacked', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -214,7 +214,7 @@ describe('ACK and NACK', () => {
     w.expectNothingYet();
   });
 
-  it('a-resource-whose-decoded-name-is-not-its-leading-name-is-nacked-and-applied-to-nobody', async () => {
+  it('a resource whose decoded name is not its leading name is nacked and applied to nobody', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const wa = new RecordingWatcher<ClusterUpdate>();
@@ -246,7 +246,7 @@ describe('ACK and NACK', () => {
     wb.expectNothingYet();
   });
 
-  it('a-malformed-xdstp-name-in-a-response-costs-nothing-else', async () => {
+  it('a malformed xdstp name in a response costs nothing else', async () => {
     env = await startEnv();
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { ClusterUpdate, EndpointUpdate } from '../../lib';
+// Internal on purpose: one spec wraps the real gRPC transport to see each write as it happens.
 import { messageCodec } from '../../lib/codec';
 import { GrpcTransport } from '../../lib/client/transport/grpc-transport';
 import { edsCluster, endpoints } from '../../lib/testing';
@@ -19,7 +20,7 @@ describe('ADS stream', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('one-stream-per-server-all-types-multiplexed', async () => {
+  it('one stream per server all types multiplexed', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     env.server.setResources('endpoint', [endpoints('A', [{ addresses: ['127.0.0.1:8001'] }])]);
@@ -35,7 +36,7 @@ describe('ADS stream', () => {
     assert.deepEqual(new Set(env.server.requests.map((r) => r.typeUrl)), new Set([CDS, EDS]));
   });
 
-  it('node-sent-only-on-first-request-of-a-stream', async () => {
+  it('node sent only on first request of a stream', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF }); // it reconnects: not after the default 1 s
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -60,7 +61,7 @@ describe('ADS stream', () => {
     for (const r of later) assert.equal(r.node, undefined);
   });
 
-  it('same-tick-watches-coalesce-into-one-request-per-type', async () => {
+  it('same tick watches coalesce into one request per type', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B'), edsCluster('C')]);
     const ws = ['A', 'B', 'C'].map(() => new RecordingWatcher<ClusterUpdate>());
@@ -73,7 +74,7 @@ describe('ADS stream', () => {
     assert.equal(env.server.requests.filter((r) => r.typeUrl === CDS).length, 2);
   });
 
-  it('watches-started-inside-callbacks-ride-on-the-ack', async () => {
+  it('watches started inside callbacks ride on the ack', async () => {
     // Record, for each request written, the synchronous run it was written in.
     const writes: { batch: number; typeUrl: string; nonce: string }[] = [];
     let batch = 0;
@@ -129,7 +130,7 @@ describe('ADS stream', () => {
     assert.equal(edsWrite.batch, ackWrite.batch);
   });
 
-  it('watchers-of-one-resource-share-a-subscription-and-the-last-cancel-removes-it', async () => {
+  it('watchers of one resource share a subscription and the last cancel removes it', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B'), edsCluster('C')]);
     const w1 = new RecordingWatcher<ClusterUpdate>();
@@ -173,7 +174,7 @@ describe('ADS stream', () => {
     w2.expectNothingYet();
   });
 
-  it('cancel-and-rewatch-in-the-same-tick-keeps-the-cached-resource', async () => {
+  it('cancel and rewatch in the same tick keeps the cached resource', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const first = new RecordingWatcher<ClusterUpdate>();
@@ -198,7 +199,7 @@ describe('ADS stream', () => {
     );
   });
 
-  it('cancel-then-rewatch-a-tick-later-is-answered-by-the-server', async () => {
+  it('cancel then rewatch a tick later is answered by the server', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const first = new RecordingWatcher<ClusterUpdate>();
@@ -218,7 +219,7 @@ describe('ADS stream', () => {
     );
   });
 
-  it('cancelling-every-watch-closes-the-stream', async () => {
+  it('cancelling every watch closes the stream', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);
     const w = new RecordingWatcher<ClusterUpdate>();

@@ -31,7 +31,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
     // Not defined at all on delta, rather than reported as skipped.
     const sotwOnly = isSotw(apiType) ? it : ((() => undefined) as unknown as typeof it);
 
-    it('a-cluster-missing-from-a-response-is-deleted', async () => {
+    it('a cluster missing from a response is deleted', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
       const wa = new RecordingWatcher<ClusterUpdate>();
@@ -50,7 +50,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal(a.cached, false);
     });
 
-    it('a-deleted-cluster-that-comes-back-byte-identical-is-announced-again', async () => {
+    it('a deleted cluster that comes back byte-identical is announced again', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A')]);
       const w = new RecordingWatcher<ClusterUpdate>();
@@ -62,7 +62,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal((await w.next('changed')).resource.name, 'A');
     });
 
-    sotwOnly('endpoints-missing-from-a-response-are-kept', async () => {
+    sotwOnly('endpoints missing from a response are kept', async () => {
       env = await startEnv();
       env.server.setResources('endpoint', [
         endpoints('A', [{ addresses: ['127.0.0.1:8001'] }]),
@@ -80,7 +80,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal(env.client.dump().find((d) => d.name === 'A')!.cached, true);
     });
 
-    it('with-ignore-resource-deletion-a-deleted-cluster-is-kept', async () => {
+    it('with ignore resource deletion a deleted cluster is kept', async () => {
       env = await startEnv({ serverFeatures: ['ignore_resource_deletion'] });
       env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
       const w = new RecordingWatcher<ClusterUpdate>();

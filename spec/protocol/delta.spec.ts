@@ -40,7 +40,7 @@ describe('delta ADS', () => {
     return { watchers, handles };
   }
 
-  it('delta-first-request-subscribes-every-name-with-the-node-once', async () => {
+  it('delta first request subscribes every name with the node once', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const { watchers } = await watchClusters('A', 'B');
@@ -60,7 +60,7 @@ describe('delta ADS', () => {
     assert.equal(env.server.deltaRequests.length, 2);
   });
 
-  it('delta-later-requests-carry-only-changes-coalesced-per-tick', async () => {
+  it('delta later requests carry only changes coalesced per tick', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources(
       'cluster',
@@ -89,7 +89,7 @@ describe('delta ADS', () => {
     assert.deepEqual(ack.resourceNamesUnsubscribe, []);
   });
 
-  it('delta-reconnect-resubscribes-with-initial-resource-versions', async () => {
+  it('delta reconnect resubscribes with initial resource versions', async () => {
     env = await startEnv({ apiType: DELTA, backoff: TEST_BACKOFF });
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const { watchers } = await watchClusters('A', 'B', 'missing');
@@ -120,7 +120,7 @@ describe('delta ADS', () => {
     assert.deepEqual(response.removedResources, ['missing']);
   });
 
-  it('delta-versions-are-per-resource-and-system-version-info-is-dumped', async () => {
+  it('delta versions are per resource and system version info is dumped', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const { watchers } = await watchClusters('A', 'B');
@@ -140,7 +140,7 @@ describe('delta ADS', () => {
     watchers[0]!.expectNothingYet();
   });
 
-  it('delta-removed-resources-deletes-any-type', async () => {
+  it('delta removed resources deletes any type', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources('cluster', [edsCluster('A')]);
     env.server.setResources('endpoint', [endpoints('A', [{ addresses: ['10.0.0.1:80'] }])]);
@@ -164,7 +164,7 @@ describe('delta ADS', () => {
     }
   });
 
-  it('delta-removed-name-never-cached-does-not-exist-without-waiting-for-the-timer', async () => {
+  it('delta removed name never cached does not exist without waiting for the timer', async () => {
     // A timer that would outlast the spec: only removed_resources can say NOT_FOUND in time.
     env = await startEnv({ apiType: DELTA, resourceTimeoutMs: 60_000 });
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -177,7 +177,7 @@ describe('delta ADS', () => {
     await w.next('changed');
   });
 
-  it('delta-ack-is-the-nonce-without-error-detail', async () => {
+  it('delta ack is the nonce without error detail', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources('cluster', [edsCluster('A')]);
     const { watchers } = await watchClusters('A');
@@ -188,7 +188,7 @@ describe('delta ADS', () => {
     assert.equal(ack.typeUrl, CDS);
   });
 
-  it('delta-nack-names-each-bad-resource-with-its-field-path-once', async () => {
+  it('delta nack names each bad resource with its field path once', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const { watchers } = await watchClusters('A', 'B', 'C');
@@ -235,7 +235,7 @@ describe('delta ADS', () => {
     assert.equal(next.responseNonce, '');
   });
 
-  it('delta-nacks-a-name-both-updated-and-removed', async () => {
+  it('delta nacks a name both updated and removed', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources('cluster', [edsCluster('A')]);
     const { watchers } = await watchClusters('A');
@@ -254,7 +254,7 @@ describe('delta ADS', () => {
     );
   });
 
-  it('delta-ignores-resources-nobody-subscribed-to', async () => {
+  it('delta ignores resources nobody subscribed to', async () => {
     env = await startEnv({ apiType: DELTA });
     env.server.setResources('cluster', [edsCluster('A')]);
     const { watchers } = await watchClusters('A');
@@ -275,7 +275,7 @@ describe('delta ADS', () => {
     watchers[0]!.expectNothingYet();
   });
 
-  it('delta-stream-failing-before-any-response-is-unavailable-and-retried', async () => {
+  it('delta stream failing before any response is unavailable and retried', async () => {
     env = await startEnv({ apiType: DELTA, backoff: TEST_BACKOFF });
     env.server.setStreamFault({ endBeforeResponseWith: { code: status.UNAVAILABLE } });
     const w = new RecordingWatcher<EndpointUpdate>();
@@ -289,7 +289,7 @@ describe('delta ADS', () => {
     assert.equal(env.server.deltaRequests.at(-1)!.typeUrl, EDS);
   });
 
-  it('delta-does-not-exist-timer-runs-against-a-server-that-says-nothing', async (t) => {
+  it('delta does not exist timer runs against a server that says nothing', async (t) => {
     env = await startEnv({ apiType: DELTA });
     env.server.holdResponses('cluster');
     const events = new ClientEvents(env.client);

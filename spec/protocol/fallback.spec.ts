@@ -36,7 +36,7 @@ for (const apiType of API_TYPES)
     /** What the client's dump says of one resource. */
     const dumped = (name: string) => fleet!.client.dump().find((d) => d.name === name)!;
 
-    it('fallback-on-primary-unreachable-while-uncached', async () => {
+    it('fallback on primary unreachable while uncached', async () => {
       fleet = await startFleet([false, true], { apiType });
       fleet.live(1).setResources('cluster', [cluster('A', 'from-fallback')]);
       const watcher = new RecordingWatcher<ClusterUpdate>();
@@ -56,7 +56,7 @@ for (const apiType of API_TYPES)
       assert.equal(dumped('A').cached, true);
     });
 
-    it('back-to-the-primary-on-its-first-response-and-the-fallback-stream-closed', async () => {
+    it('back to the primary on its first response and the fallback stream closed', async () => {
       fleet = await startFleet([false, true], { apiType });
       const fallback = fleet.live(1);
       fallback.setResources('cluster', [cluster('A', 'from-fallback')]);
@@ -86,7 +86,7 @@ for (const apiType of API_TYPES)
       assert.equal(fallback.streamsOpened, opened);
     });
 
-    it('three-servers-the-first-two-dead-the-third-serves-and-each-revival-takes-over', async () => {
+    it('three servers the first two dead the third serves and each revival takes over', async () => {
       fleet = await startFleet([false, false, true], { apiType });
       fleet.live(2).setResources('cluster', [cluster('A', 'third')]);
       const watcher = new RecordingWatcher<ClusterUpdate>();
@@ -124,7 +124,7 @@ for (const apiType of API_TYPES)
       );
     });
 
-    it('no-fallback-while-everything-watched-is-cached-the-cache-serves-and-the-primary-is-retried', async () => {
+    it('no fallback while everything watched is cached the cache serves and the primary is retried', async () => {
       fleet = await startFleet([true, true], { apiType });
       const [primary, fallback] = [fleet.live(0), fleet.live(1)];
       primary.setResources('cluster', [cluster('A', 'from-primary')]);
@@ -156,7 +156,7 @@ for (const apiType of API_TYPES)
       assert.equal(fallback.streamsOpened, 0);
     });
 
-    it('a-new-uncached-watch-while-the-primary-is-failing-falls-back-and-no-cached-resource-is-lost', async () => {
+    it('a new uncached watch while the primary is failing falls back and no cached resource is lost', async () => {
       fleet = await startFleet([true, true], { apiType });
       const [primary, fallback] = [fleet.live(0), fleet.live(1)];
       const address = (update: EndpointUpdate) => update.priorities[0]![0]!.endpoints[0]!.address;
@@ -212,7 +212,7 @@ for (const apiType of API_TYPES)
       );
     });
 
-    it('watchers-hear-a-connectivity-error-only-when-every-server-has-failed', async () => {
+    it('watchers hear a connectivity error only when every server has failed', async () => {
       fleet = await startFleet([false, false], { apiType });
       const ended = new Set<string>();
       fleet.client.on('disconnected', (e) => void (e.error && ended.add(e.server)));
@@ -233,7 +233,7 @@ for (const apiType of API_TYPES)
       assert.equal(dumped('A').serverInUse, fleet.addresses[1]);
     });
 
-    it('the-does-not-exist-timer-runs-on-the-fallback-stream', async () => {
+    it('the does not exist timer runs on the fallback stream', async () => {
       fleet = await startFleet([false, true], { apiType });
       fleet.live(1).setResources('cluster', [cluster('A', 'from-fallback')]);
       const watcher = new RecordingWatcher<ClusterUpdate>();
@@ -253,7 +253,7 @@ describe('fallback across protocols', () => {
     fleet = undefined;
   });
 
-  it('a-sotw-primary-falls-back-to-a-delta-server-and-back', async () => {
+  it('a sotw primary falls back to a delta server and back', async () => {
     fleet = await startFleet([false, true], {
       apiTypes: ['AGGREGATED_GRPC', 'AGGREGATED_DELTA_GRPC'],
     });

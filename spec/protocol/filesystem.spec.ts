@@ -71,7 +71,7 @@ describe('FILESYSTEM transport', () => {
     return client;
   }
 
-  it('files-are-read-yaml-and-json-and-resources-delivered', async () => {
+  it('files are read yaml and json and resources delivered', async () => {
     install('clusters.json', clustersJson([edsCluster('A')]));
     install(
       'listeners.yaml',
@@ -89,7 +89,7 @@ describe('FILESYSTEM transport', () => {
     assert.equal(dumped.status, 'ACKED');
   });
 
-  it('an-atomic-rename-into-place-is-an-update-and-a-missing-cluster-is-deleted', async () => {
+  it('an atomic rename into place is an update and a missing cluster is deleted', async () => {
     install('clusters.json', clustersJson([edsCluster('A'), edsCluster('B')]));
     const c = startClient();
     const wa = new RecordingWatcher<ClusterUpdate>();
@@ -105,7 +105,7 @@ describe('FILESYSTEM transport', () => {
     assert.equal(gone.error.code, status.NOT_FOUND);
   });
 
-  it('a-file-that-does-not-parse-is-reported-as-a-nack-and-the-last-good-version-kept', async () => {
+  it('a file that does not parse is reported as a nack and the last good version kept', async () => {
     install('clusters.json', clustersJson([edsCluster('A')]));
     const c = startClient();
     const nacks: NackEvent[] = [];
@@ -130,7 +130,7 @@ describe('FILESYSTEM transport', () => {
     assert.equal(c.dump().find((d) => d.name === 'A')!.status, 'ACKED');
   });
 
-  it('an-invalid-resource-is-nacked-as-over-a-stream-keeping-the-cached-one', async () => {
+  it('an invalid resource is nacked as over a stream keeping the cached one', async () => {
     install('clusters.json', clustersJson([edsCluster('A')]));
     const c = startClient();
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -142,7 +142,7 @@ describe('FILESYSTEM transport', () => {
     assert.equal(c.dump().find((d) => d.name === 'A')!.cached, true);
   });
 
-  it('a-file-missing-at-start-is-reported-and-read-once-renamed-into-place', async () => {
+  it('a file missing at start is reported and read once renamed into place', async () => {
     const c = startClient();
     const w = new RecordingWatcher<ClusterUpdate>();
     c.watchCluster('A', w);
@@ -152,7 +152,7 @@ describe('FILESYSTEM transport', () => {
     assert.equal((await w.next('changed')).resource.name, 'A');
   });
 
-  it('the-example-in-examples-filesystem-serves-a-whole-listener-to-endpoints-tree', async () => {
+  it('the example in examples filesystem serves a whole listener to endpoints tree', async () => {
     const exampleDir = join(__dirname, '..', '..', 'examples', 'filesystem');
     const bootstrap = JSON.parse(readFileSync(join(exampleDir, 'bootstrap.json'), 'utf8'));
     const server = bootstrap.xds_servers[0];
@@ -170,7 +170,7 @@ describe('FILESYSTEM transport', () => {
     assert.equal(`${endpoint?.address}:${endpoint?.port}`, '127.0.0.1:50051');
   });
 
-  it('a-bad-paths-entry-fails-construction-naming-the-field', () => {
+  it('a bad paths entry fails construction naming the field', () => {
     assert.throws(
       () =>
         new XdsClient({

@@ -16,7 +16,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { messageCodec } from '../../lib/codec';
 import {
   status,
   type ClusterUpdate,
@@ -24,7 +23,7 @@ import {
   type ListenerUpdate,
   type RouteConfigUpdate,
 } from '../../lib';
-import { edsCluster, endpoints, listener, routeConfig } from '../../lib/testing';
+import { edsCluster, endpoints, listener, routeConfig, toMessageBytes } from '../../lib/testing';
 import { TEST_BACKOFF } from '../helpers/constants';
 import { CDS, EDS, LDS, RDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -66,7 +65,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('grpc-one-stream-per-type-each-with-the-node-on-its-first-request', async () => {
+  it('grpc one stream per type each with the node on its first request', async () => {
     env = await startEnv({ apiType: 'GRPC' });
     serveAll(env);
     await watchAll(env);
@@ -89,7 +88,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     assert.equal(env.server.deltaRequests.length, 0);
   });
 
-  it('grpc-a-nack-is-its-streams-own-and-keeps-that-types-version', async () => {
+  it('grpc a nack is its streams own and keeps that types version', async () => {
     env = await startEnv({ apiType: 'GRPC' });
     serveAll(env);
     const { l, c } = await watchAll(env);
@@ -109,7 +108,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     assert.equal(env.server.requests.filter((r) => r.typeUrl === LDS).length, ldsBefore);
   });
 
-  it('grpc-every-stream-ending-reconnects-each-type-notifying-nobody', async () => {
+  it('grpc every stream ending reconnects each type notifying nobody', async () => {
     env = await startEnv({ apiType: 'GRPC', backoff: TEST_BACKOFF });
     serveAll(env);
     const watchers = await watchAll(env);
@@ -129,39 +128,44 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     for (const w of Object.values(watchers)) w.expectNothingYet();
   });
 
-  for (const apiType of ['GRPC', 'DELTA_GRPC'] as const) {
-    it(`${apiType.toLowerCase().replace('_', '-')}-one-types-stream-ending-leaves-the-other-types-streams-untouched`, async () => {
-      env = await startEnv({ apiType, backoff: TEST_BACKOFF });
-      serveAll(env);
-      const watchers = await watchAll(env);
-      await settled(env.server);
-      const requests = () => (apiType === 'GRPC' ? env.server.requests : env.server.deltaRequests);
-      const opened = env.server.streamsOpened;
-      const cdsStream = requests().find((r) => r.typeUrl === CDS)!.streamId;
-      const before = requests().length;
-      const lastCds = env.server.responses.filter((r) => r.typeUrl === CDS).at(-1);
-      env.server.endStream(cdsStream, status.UNAVAILABLE, 'CDS stream recycled');
-      const isNewCds = (r: { streamId: number; typeUrl: string }) =>
-        r.streamId > opened && r.typeUrl === CDS;
-      const again =
-        apiType === 'GRPC'
-          ? await env.server.waitForRequest(isNewCds)
-          : await env.server.waitForDeltaRequest(isNewCds);
-      assert.equal(again.node?.id, 'spec-node');
-      assert.equal(again.responseNonce, '', 'a new stream: no nonce');
-      if ('versionInfo' in again) assert.equal(again.versionInfo, lastCds!.versionInfo);
-      await settled(env.server);
-      assert.equal(env.server.streamsOpened, opened + 1, 'only the CDS stream was re-opened');
-      assert.equal(env.server.streamCount, 4);
-      const others = requests()
-        .slice(before)
-        .filter((r) => r.typeUrl !== CDS);
-      assert.deepEqual(others, [], 'no request on the other streams');
-      for (const w of Object.values(watchers)) w.expectNothingYet();
-    });
-  }
+  // One type's stream ending, on both per-type protocols: the others see nothing.
+  const oneStreamEnds = async (apiType: 'GRPC' | 'DELTA_GRPC') => {
+    env = await startEnv({ apiType, backoff: TEST_BACKOFF });
+    serveAll(env);
+    const watchers = await watchAll(env);
+    await settled(env.server);
+    const requests = () => (apiType === 'GRPC' ? env.server.requests : env.server.deltaRequests);
+    const opened = env.server.streamsOpened;
+    const cdsStream = requests().find((r) => r.typeUrl === CDS)!.streamId;
+    const before = requests().length;
+    const lastCds = env.server.responses.filter((r) => r.typeUrl === CDS).at(-1);
+    env.server.endStream(cdsStream, status.UNAVAILABLE, 'CDS stream recycled');
+    const isNewCds = (r: { streamId: number; typeUrl: string }) =>
+      r.streamId > opened && r.typeUrl === CDS;
+    const again =
+      apiType === 'GRPC'
+        ? await env.server.waitForRequest(isNewCds)
+        : await env.server.waitForDeltaRequest(isNewCds);
+    assert.equal(again.node?.id, 'spec-node');
+    assert.equal(again.responseNonce, '', 'a new stream: no nonce');
+    if ('versionInfo' in again) assert.equal(again.versionInfo, lastCds!.versionInfo);
+    await settled(env.server);
+    assert.equal(env.server.streamsOpened, opened + 1, 'only the CDS stream was re-opened');
+    assert.equal(env.server.streamCount, 4);
+    const others = requests()
+      .slice(before)
+      .filter((r) => r.typeUrl !== CDS);
+    assert.deepEqual(others, [], 'no request on the other streams');
+    for (const w of Object.values(watchers)) w.expectNothingYet();
+  };
 
-  it('grpc-a-types-stream-failing-is-a-connectivity-error-for-that-type-only', async () => {
+  it('grpc one stream ending leaves the other types streams untouched', () =>
+    oneStreamEnds('GRPC'));
+
+  it('delta grpc one stream ending leaves the other types streams untouched', () =>
+    oneStreamEnds('DELTA_GRPC'));
+
+  it('grpc a stream failing is a connectivity error for its type only', async () => {
     env = await startEnv({ apiType: 'GRPC', backoff: TEST_BACKOFF });
     serveAll(env);
     const { l, r, c, e } = await watchAll(env);
@@ -190,7 +194,7 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     env.server.setStreamFault(undefined);
   });
 
-  it('delta-grpc-one-stream-per-type-subscribing-on-its-delta-method', async () => {
+  it('delta grpc one stream per type subscribing on its delta method', async () => {
     env = await startEnv({ apiType: 'DELTA_GRPC' });
     serveAll(env);
     const { c } = await watchAll(env);
@@ -209,11 +213,10 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
     assert.equal(gone.error.code, status.NOT_FOUND);
   });
 
-  it('the-test-server-ends-a-per-type-stream-that-carries-another-type', async () => {
+  it('the test server ends a per type stream that carries another type', async () => {
     // The server's side of the contract, which the client specs above rely on: a request of
     // another type on a per-type stream is refused, so "one type per stream" is really checked.
     env = await startEnv({ apiType: 'GRPC' });
-    const codec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
     const raw = new grpc.Client(env.server.address, grpc.credentials.createInsecure());
     try {
       const call = raw.makeBidiStreamRequest<Buffer, Buffer>(
@@ -224,7 +227,14 @@ describe('per-type streams (GRPC, DELTA_GRPC)', () => {
       const ended = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
       call.on('error', () => undefined);
       call.on('data', () => undefined);
-      call.write(Buffer.from(codec.encode({ typeUrl: LDS, resourceNames: ['L'] } as never)));
+      call.write(
+        Buffer.from(
+          toMessageBytes('envoy.service.discovery.v3.DiscoveryRequest', {
+            type_url: LDS,
+            resource_names: ['L'],
+          }),
+        ),
+      );
       const s = await ended;
       assert.equal(s.code, status.INVALID_ARGUMENT);
       assert.match(s.details, /type URL .*Listener on the stream of .*Cluster/);

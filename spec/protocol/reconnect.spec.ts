@@ -30,7 +30,7 @@ describe('reconnect', () => {
     env = undefined;
   });
 
-  it('a-stream-ending-after-a-response-notifies-nobody-and-resubscribes-with-last-acked-versions', async () => {
+  it('a stream ending after a response notifies nobody and resubscribes with last acked versions', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF });
     env.server.setResources('cluster', [edsCluster('A')]);
     env.server.setResources('endpoint', [endpoints('A', [{ addresses: ['127.0.0.1:8001'] }])]);
@@ -58,7 +58,7 @@ describe('reconnect', () => {
     ew.expectNothingYet();
   });
 
-  it('a-stream-failing-before-any-response-gives-ambient-and-resource-errors-and-keeps-the-cache', async () => {
+  it('a stream failing before any response gives ambient and resource errors and keeps the cache', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF });
     env.server.setResources('cluster', [edsCluster('A')]);
     const cached = new RecordingWatcher<ClusterUpdate>();
@@ -93,7 +93,7 @@ describe('reconnect', () => {
     assert.equal((await uncached.next('changed', 5000)).resource.name, 'B');
   });
 
-  it('an-unreachable-server-gives-unavailable-naming-the-server', async () => {
+  it('an unreachable server gives unavailable naming the server', async () => {
     const client = new XdsClient({
       bootstrap: {
         xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }],
@@ -113,7 +113,7 @@ describe('reconnect', () => {
     }
   });
 
-  it('backoff-grows-while-streams-fail-and-resets-after-a-healthy-stream', async (t) => {
+  it('backoff grows while streams fail and resets after a healthy stream', async (t) => {
     const { transportFactory, starts } = timedStreams();
     const backoff = { initialMs: 100, multiplier: 3, maxMs: 10_000, jitter: 0 };
     env = await startEnv({ backoff, transportFactory });
@@ -154,7 +154,7 @@ describe('reconnect', () => {
     await nextStartsAfter(4, 100);
   });
 
-  it('a-healthy-stream-that-lived-past-the-initial-delay-reconnects-at-once', async (t) => {
+  it('a healthy stream that lived past the initial delay reconnects at once', async (t) => {
     const { transportFactory, starts } = timedStreams();
     env = await startEnv({
       backoff: { initialMs: 100, multiplier: 3, jitter: 0 },
@@ -177,7 +177,7 @@ describe('reconnect', () => {
     await w.expectNothingUntil(settled(env.server));
   });
 
-  it('a-server-that-answers-and-closes-at-once-gets-one-stream-per-initial-delay', async (t) => {
+  it('a server that answers and closes at once gets one stream per initial delay', async (t) => {
     const { transportFactory, starts } = timedStreams();
     env = await startEnv({
       backoff: { initialMs: 100, multiplier: 3, jitter: 0 },
@@ -206,7 +206,7 @@ describe('reconnect', () => {
     );
   });
 
-  it('re-watching-after-an-error-does-not-get-around-the-backoff', async (t) => {
+  it('re-watching after an error does not get around the backoff', async (t) => {
     // A consumer that cancels and watches again on every error, against a server that cannot
     // be reached: the client disconnects the idle server in between, and must still wait.
     const { transportFactory, starts } = timedStreams();

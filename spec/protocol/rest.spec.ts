@@ -34,7 +34,7 @@ describe('REST-JSON polling', () => {
   const nextPoll = (s: ManagementServer, after: number) =>
     s.waitForRequest((r) => r.streamId === REST && r.typeUrl === CDS, { after });
 
-  it('rest-polls-with-the-node-and-delivers-the-answer', async () => {
+  it('rest polls with the node and delivers the answer', async () => {
     const { server: s, client: c } = await start();
     s.setResources('cluster', [edsCluster('A')]);
     const watcher = new RecordingWatcher<ClusterUpdate>();
@@ -48,7 +48,7 @@ describe('REST-JSON polling', () => {
     assert.ok(s.restUrl.startsWith('http://127.0.0.1:'));
   });
 
-  it('rest-carries-the-accepted-version-and-a-304-changes-nothing', async () => {
+  it('rest carries the accepted version and a 304 changes nothing', async () => {
     const { server: s, client: c } = await start();
     s.setResources('cluster', [edsCluster('A')]);
     const watcher = new RecordingWatcher<ClusterUpdate>();
@@ -69,7 +69,7 @@ describe('REST-JSON polling', () => {
     assert.equal(resource.type === 'EDS' && resource.edsServiceName, 'next');
   });
 
-  it('rest-sends-a-nack-once-with-the-last-accepted-version', async () => {
+  it('rest sends a nack once with the last accepted version', async () => {
     const { server: s, client: c } = await start();
     s.setResources('cluster', [edsCluster('A')]);
     const watcher = new RecordingWatcher<ClusterUpdate>();
@@ -96,7 +96,7 @@ describe('REST-JSON polling', () => {
     assert.equal(resource.type === 'EDS' && resource.edsServiceName, 'fixed');
   });
 
-  it('rest-polls-new-names-at-once-with-no-version', async () => {
+  it('rest polls new names at once with no version', async () => {
     // A poll period far longer than the spec: only the immediate poll can deliver B.
     const { server: s, client: c } = await start({ refreshDelay: '60s' });
     s.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
@@ -111,7 +111,7 @@ describe('REST-JSON polling', () => {
     assert.equal(poll.versionInfo, '', 'a full answer, whatever the version');
   });
 
-  it('rest-an-unreachable-server-is-a-connectivity-error', async () => {
+  it('rest an unreachable server is a connectivity error', async () => {
     const dead = await ManagementServer.start();
     const bootstrap = dead.bootstrap({ apiType: 'REST' });
     await dead.close();

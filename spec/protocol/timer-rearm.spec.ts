@@ -14,7 +14,7 @@ describe('does-not-exist timers on a new stream', () => {
   let env: Env;
   afterEach(() => env?.close());
 
-  it('a-resource-with-no-value-gets-a-fresh-verdict-on-every-new-stream', async () => {
+  it('a resource with no value gets a fresh verdict on every new stream', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF });
     env.server.setResources('cluster', [edsCluster('present')]);
     const w = new RecordingWatcher<ClusterUpdate>();

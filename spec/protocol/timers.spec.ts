@@ -30,7 +30,7 @@ describe('does-not-exist timers', () => {
     env = undefined;
   });
 
-  it('fires-not-found-for-a-resource-never-sent-and-a-late-arrival-still-delivers', async (t) => {
+  it('fires not found for a resource never sent and a late arrival still delivers', async (t) => {
     env = await startEnv();
     const events = new ClientEvents(env.client);
     const tick = mockClock(t);
@@ -52,7 +52,7 @@ describe('does-not-exist timers', () => {
     assert.equal(env.client.dump()[0]!.status, 'ACKED');
   });
 
-  it('a-name-subscribed-while-the-stream-is-up-gets-a-timer', async (t) => {
+  it('a name subscribed while the stream is up gets a timer', async (t) => {
     env = await startEnv();
     const events = new ClientEvents(env.client);
     env.server.setResources('cluster', [edsCluster('A')]);
@@ -72,7 +72,7 @@ describe('does-not-exist timers', () => {
     wa.expectNothingYet();
   });
 
-  it('no-timer-runs-while-the-server-cannot-be-reached', async (t) => {
+  it('no timer runs while the server cannot be reached', async (t) => {
     const timeout = 200;
     const tick = mockClock(t);
     const client = new XdsClient({
@@ -106,7 +106,7 @@ describe('does-not-exist timers', () => {
     }
   });
 
-  it('no-timer-runs-until-the-connection-is-established', async (t) => {
+  it('no timer runs until the connection is established', async (t) => {
     // A gate in front of the server accepts TCP and holds it: grpc-js connects but never gets
     // the server's HTTP/2 settings, so the request waits, unwritten, until the gate opens.
     const server = await ManagementServer.start();
@@ -141,7 +141,7 @@ describe('does-not-exist timers', () => {
     }
   });
 
-  it('timers-stop-with-their-stream-and-restart-on-the-next-for-uncached-only', async (t) => {
+  it('timers stop with their stream and restart on the next for uncached only', async (t) => {
     const timeout = 1000;
     env = await startEnv({ resourceTimeoutMs: timeout, backoff: TEST_BACKOFF });
     const events = new ClientEvents(env.client);
@@ -174,7 +174,7 @@ describe('does-not-exist timers', () => {
     wa.expectNothingYet();
   });
 
-  it('a-timer-never-reports-a-resource-that-arrived-on-the-new-stream', async (t) => {
+  it('a timer never reports a resource that arrived on the new stream', async (t) => {
     const timeout = 800;
     env = await startEnv({ resourceTimeoutMs: timeout, backoff: TEST_BACKOFF });
     const events = new ClientEvents(env.client);

@@ -40,7 +40,7 @@ for (const apiType of API_TYPES) {
       return { tick, w, server: env.server };
     }
 
-    it('ttl-node-advertises-resource-ttl-and-resource-in-sotw', async () => {
+    it('ttl node advertises resource ttl and resource in sotw', async () => {
       env = await startEnv({ apiType });
       env.client.watchCluster('A', new RecordingWatcher<ClusterUpdate>());
       const first =
@@ -52,7 +52,7 @@ for (const apiType of API_TYPES) {
       assert.ok(features.includes('xds.config.resource-in-sotw'));
     });
 
-    it('ttl-resource-expires-when-not-refreshed', async (t) => {
+    it('ttl resource expires when not refreshed', async (t) => {
       const { tick, w } = await watchTtlCluster(t);
       tick(TTL_MS - 1);
       w.expectNothingYet();
@@ -65,7 +65,7 @@ for (const apiType of API_TYPES) {
       assert.equal(dump!.cached, false);
     });
 
-    it('ttl-heartbeat-refreshes-the-ttl-and-notifies-nobody', async (t) => {
+    it('ttl heartbeat refreshes the ttl and notifies nobody', async (t) => {
       const { tick, w, server } = await watchTtlCluster(t);
       tick(TTL_MS - 2_000);
       server.sendHeartbeats('cluster');
@@ -83,7 +83,7 @@ for (const apiType of API_TYPES) {
       assert.equal((await w.next('error')).error.code, status.NOT_FOUND);
     });
 
-    it('ttl-update-without-a-ttl-removes-it', async (t) => {
+    it('ttl update without a ttl removes it', async (t) => {
       const { tick, w, server } = await watchTtlCluster(t);
       server.setResource('cluster', edsCluster('A', { serviceName: 'no-ttl' }));
       await w.next('changed');
@@ -102,7 +102,7 @@ describe('resource TTLs: what only one transport can show', () => {
     env = undefined;
   });
 
-  it('ttl-body-less-resource-of-another-version-is-nacked-not-a-heartbeat', async () => {
+  it('ttl body less resource of another version is nacked not a heartbeat', async () => {
     env = await startEnv({ apiType: 'AGGREGATED_DELTA_GRPC' });
     env.server.setResource('cluster', edsCluster('A'), { ttlMs: TTL_MS });
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -121,7 +121,7 @@ describe('resource TTLs: what only one transport can show', () => {
     w.expectNothingYet();
   });
 
-  it('sotw-accepts-the-resource-wrapper-without-a-ttl', async () => {
+  it('sotw accepts the resource wrapper without a ttl', async () => {
     env = await startEnv();
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);

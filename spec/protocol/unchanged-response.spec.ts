@@ -33,7 +33,7 @@ describe('unchanged responses', () => {
     return type as ResourceType<ClusterUpdate> & { reads: number };
   };
 
-  it('an-identical-re-send-is-not-decoded-and-moves-versions-on', async () => {
+  it('an identical re-send is not decoded and moves versions on', async () => {
     env = await startEnv();
     const type = counting();
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
@@ -62,7 +62,7 @@ describe('unchanged responses', () => {
     w.expectNothingYet(); // settled above: the client has answered the re-send
   });
 
-  it('a-re-send-after-a-new-subscription-is-processed-in-full', async () => {
+  it('a re-send after a new subscription is processed in full', async () => {
     env = await startEnv();
     env.server.holdResponses('cluster'); // only the raw responses below reach the client
     const wa = new RecordingWatcher<ClusterUpdate>();
@@ -87,7 +87,7 @@ describe('unchanged responses', () => {
     await wa.expectNothingUntil(settled(env.server));
   });
 
-  it('a-re-send-of-a-nacked-response-is-nacked-again', async () => {
+  it('a re-send of a nacked response is nacked again', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [{ name: 'A', type: 'STATIC' }]);
     const w = new RecordingWatcher<ClusterUpdate>();
@@ -100,7 +100,7 @@ describe('unchanged responses', () => {
     assert.equal(reply.errorDetail?.code, status.INVALID_ARGUMENT);
   });
 
-  it('a-resource-kept-by-ignore-resource-deletion-stays-marked-deleted', async () => {
+  it('a resource kept by ignore resource deletion stays marked deleted', async () => {
     env = await startEnv({ serverFeatures: ['ignore_resource_deletion'] });
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
     const w = new RecordingWatcher<ClusterUpdate>();

@@ -18,6 +18,7 @@ import {
   type DecodeResult,
   type ResourceType,
 } from '../../lib';
+// Internal on purpose: the spec's own resource type needs a decoder, and the package's is at hand.
 import { messageCodec } from '../../lib/codec';
 import { edsCluster } from '../../lib/testing';
 import {
@@ -46,7 +47,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       return env?.close();
     });
 
-    it('a-cached-resource-reaches-a-new-watcher-asynchronously', async () => {
+    it('a cached resource reaches a new watcher asynchronously', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A')]);
       const first = new RecordingWatcher<ClusterUpdate>();
@@ -60,7 +61,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.ok(Object.isFrozen(resource), 'updates are frozen and shared');
     });
 
-    it('a-cached-nack-error-is-replayed-to-a-new-watcher', async () => {
+    it('a cached nack error is replayed to a new watcher', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A'), staticCluster('B')]);
       const wa = new RecordingWatcher<ClusterUpdate>();
@@ -81,7 +82,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal((await lateB.next('error')).error.code, status.INVALID_ARGUMENT);
     });
 
-    it('a-does-not-exist-error-is-replayed-to-a-new-watcher-at-once', async (t) => {
+    it('a does not exist error is replayed to a new watcher at once', async (t) => {
       env = await startEnv();
       const w = new RecordingWatcher<ClusterUpdate>();
       env.client.watchCluster('missing', w);
@@ -94,7 +95,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal(error.code, status.NOT_FOUND);
     });
 
-    it('a-watcher-that-throws-reaches-neither-other-watchers-nor-the-stream', async () => {
+    it('a watcher that throws reaches neither other watchers nor the stream', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A')]);
       const thrower = {
@@ -114,7 +115,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       await w.next('changed');
     });
 
-    it('an-unchanged-resource-notifies-nobody-but-updates-version-and-status', async () => {
+    it('an unchanged resource notifies nobody but updates version and status', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A')]);
       const w = new RecordingWatcher<ClusterUpdate>();
@@ -136,7 +137,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal(after.error, undefined);
     });
 
-    it('each-resource-is-decoded-once-per-response-whatever-the-number-of-watchers', async () => {
+    it('each resource is decoded once per response whatever the number of watchers', async () => {
       env = await startEnv();
       let decodes = 0;
       const counting: ResourceType<ClusterUpdate> = {
@@ -157,7 +158,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal(decodes, 2);
     });
 
-    it('a-nacked-update-of-a-cached-resource-is-ambient-and-the-cache-stays', async () => {
+    it('a nacked update of a cached resource is ambient and the cache stays', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A', { serviceName: 'good' })]);
       const w = new RecordingWatcher<ClusterUpdate>();
@@ -173,7 +174,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       assert.equal(dump.status, 'NACKED');
     });
 
-    it('with-fail-on-data-errors-a-nacked-update-drops-the-cached-resource', async () => {
+    it('with fail on data errors a nacked update drops the cached resource', async () => {
       env = await startEnv({ serverFeatures: ['fail_on_data_errors'] });
       env.server.setResources('cluster', [edsCluster('A')]);
       const w = new RecordingWatcher<ClusterUpdate>();
@@ -188,7 +189,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
     // Over ADS only: the per-type transports have a service for the four xDS types alone.
     const adsOnly = API_TYPES.includes(apiType) ? it : ((() => undefined) as unknown as typeof it);
 
-    adsOnly('a-resource-type-of-your-own-is-watched-like-the-built-in-ones', async () => {
+    adsOnly('a resource type of your own is watched like the built-in ones', async () => {
       env = await startEnv();
       // test.v1.Foo: a google.protobuf.StringValue whose value is "name|content".
       const FOO = 'type.googleapis.com/google.protobuf.StringValue';

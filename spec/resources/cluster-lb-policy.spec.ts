@@ -224,7 +224,7 @@ describe('Cluster load_balancing_policy (A52)', () => {
 });
 
 describe('an aggregate cluster’s own policy (A75)', () => {
-  it('is-ignored-so-envoys-cluster-provided-aggregate-is-accepted', () => {
+  it('is ignored so envoys cluster provided aggregate is accepted', () => {
     // As Envoy's docs write an aggregate: lb_policy CLUSTER_PROVIDED, which gRPC has no policy for.
     const written = aggregateCluster(['B', 'C'], { lbPolicy: 'CLUSTER_PROVIDED' });
     const update = validCluster(written);

@@ -27,7 +27,7 @@ function validateFoo(foo: Foo): DecodeResult<Foo> {
 }
 
 describe('ValidationErrors', () => {
-  it('names-every-problem-under-its-field-path', () => {
+  it('names every problem under its field path', () => {
     const result = validateFoo({ name: 'a', backends: [{ host: 'x' }, { host: '' }], weight: 0 });
     assert.deepEqual(result, {
       name: 'a',
@@ -38,12 +38,12 @@ describe('ValidationErrors', () => {
     });
   });
 
-  it('a-valid-resource-has-no-errors', () => {
+  it('a valid resource has no errors', () => {
     const result = validateFoo({ name: 'a', backends: [{ host: 'x' }], weight: 1 });
     assert.ok('resource' in result);
   });
 
-  it('keeps-twenty-messages-per-path-then-says-more-were-omitted', () => {
+  it('keeps twenty messages per path then says more were omitted', () => {
     const errors = new ValidationErrors();
     for (let i = 0; i < 25; i++) errors.addAt('f', `problem ${i}`);
     const list = errors.list();
@@ -52,7 +52,7 @@ describe('ValidationErrors', () => {
     assert.equal(errors.count, 21);
   });
 
-  it('field-and-index-return-their-callbacks-result', () => {
+  it('field and index return their callbacks result', () => {
     const errors = new ValidationErrors();
     assert.equal(
       errors.field('a', () => errors.index(2, () => 7)),

@@ -21,7 +21,7 @@ function long(value: unknown): number {
 }
 
 describe('toMessageBytes', () => {
-  it('snake-case-and-lower-camel-case-keys-give-the-same-bytes', () => {
+  it('snake case and lower camel case keys give the same bytes', () => {
     const snake = toMessageBytes(CLUSTER, {
       name: 'A',
       eds_cluster_config: { service_name: 'a', eds_config: { ads: {} } },
@@ -34,7 +34,7 @@ describe('toMessageBytes', () => {
     assert.equal(cluster.decode(snake).edsClusterConfig?.serviceName, 'a');
   });
 
-  it('any-with-at-type-is-encoded-recursively', () => {
+  it('any with at type is encoded recursively', () => {
     const aggregate = 'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig';
     const decoded = decodeCluster({
       name: 'agg',
@@ -51,7 +51,7 @@ describe('toMessageBytes', () => {
     assert.deepEqual(config.clusters, ['x', 'y']);
   });
 
-  it('any-of-a-well-known-type-takes-its-json-under-value', () => {
+  it('any of a well-known type takes its json under value', () => {
     const bytes = toMessageBytes('google.protobuf.Any', {
       '@type': 'type.googleapis.com/google.protobuf.Duration',
       value: '2s',
@@ -60,7 +60,7 @@ describe('toMessageBytes', () => {
     assert.equal(long(messageCodec('google.protobuf.Duration').decode(any.value).seconds), 2);
   });
 
-  it('any-in-wire-form-takes-base64-bytes', () => {
+  it('any in wire form takes base64 bytes', () => {
     const any = messageCodec('google.protobuf.Any').decode(
       toMessageBytes('google.protobuf.Any', { type_url: 'type.googleapis.com/x.Y', value: 'AQID' }),
     );
@@ -68,7 +68,7 @@ describe('toMessageBytes', () => {
     assert.deepEqual([...any.value], [1, 2, 3]);
   });
 
-  it('durations-are-strings-or-seconds-and-nanos', () => {
+  it('durations are strings or seconds and nanos', () => {
     const seconds = (json: unknown) => {
       const d = decodeCluster({ name: 'A', connect_timeout: json }).connectTimeout!;
       return [long(d.seconds), d.nanos];
@@ -83,7 +83,7 @@ describe('toMessageBytes', () => {
     });
   });
 
-  it('wrappers-are-plain-scalars', () => {
+  it('wrappers are plain scalars', () => {
     const json = {
       cluster_name: 'A',
       endpoints: [
@@ -95,7 +95,7 @@ describe('toMessageBytes', () => {
     assert.equal(decoded.endpoints[0]!.lbEndpoints[0]!.loadBalancingWeight?.value, 4);
   });
 
-  it('structs-are-plain-json', () => {
+  it('structs are plain json', () => {
     const decoded = decodeCluster({
       name: 'A',
       metadata: {
@@ -112,7 +112,7 @@ describe('toMessageBytes', () => {
     assert.equal(struct.fields['o']!.structValue!.fields['k']!.stringValue, 'v');
   });
 
-  it('enums-are-names-or-numbers', () => {
+  it('enums are names or numbers', () => {
     assert.equal(decodeCluster({ name: 'A', type: 'LOGICAL_DNS' }).type, 2);
     assert.equal(decodeCluster({ name: 'A', type: 3 }).type, 3);
     assert.throws(() => decodeCluster({ name: 'A', lb_policy: 'RANDOMISH' }), {
@@ -123,7 +123,7 @@ describe('toMessageBytes', () => {
     });
   });
 
-  it('a-top-level-at-type-naming-the-message-is-accepted', () => {
+  it('a top level at type naming the message is accepted', () => {
     const url = `type.googleapis.com/${CLUSTER}`;
     assert.deepEqual(
       toMessageBytes(url, { '@type': url, name: 'A' }),
@@ -134,11 +134,11 @@ describe('toMessageBytes', () => {
     });
   });
 
-  it('null-means-unset', () => {
+  it('null means unset', () => {
     assert.equal(decodeCluster({ name: 'A', eds_cluster_config: null }).edsClusterConfig, null);
   });
 
-  it('unknown-field-names-the-json-path-and-the-message-type', () => {
+  it('unknown field names the json path and the message type', () => {
     assert.throws(() => decodeCluster({ name: 'A', eds_cluster_config: { bogus: 1 } }), {
       message:
         'eds_cluster_config.bogus: no such field in envoy.config.cluster.v3.Cluster.EdsClusterConfig',
@@ -148,7 +148,7 @@ describe('toMessageBytes', () => {
     });
   });
 
-  it('type-errors-name-the-json-path', () => {
+  it('type errors name the json path', () => {
     assert.throws(() => decodeCluster({ name: 7 }), { message: 'name: expected a string, got 7' });
     assert.throws(
       () =>
@@ -180,7 +180,7 @@ describe('setResources with JSON', () => {
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
 
-  it('errors-are-prefixed-with-the-type-and-index-and-change-nothing', async () => {
+  it('errors are prefixed with the type and index and change nothing', async () => {
     const server = await ManagementServer.start();
     servers.push(server);
     assert.throws(

@@ -7,7 +7,7 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { status } from '@grpc/grpc-js';
-import { loadBootstrap } from '../../lib/bootstrap';
+import { loadBootstrap } from '../../lib';
 import {
   CLUSTER_TYPE_URL as CDS,
   ENDPOINT_TYPE_URL as EDS,
@@ -52,7 +52,7 @@ describe('ManagementServer', () => {
   });
 
   describe('protocol', () => {
-    it('first-request-gets-current-version-and-the-requested-resources-that-exist', async () => {
+    it('first request gets current version and the requested resources that exist', async () => {
       const { server, first } = await subscribed(['A', 'X']);
       assert.match(server.address, /^127\.0\.0\.1:\d+$/);
       assert.equal(first.typeUrl, CDS);
@@ -77,12 +77,12 @@ describe('ManagementServer', () => {
       assert.equal(request!.errorDetail, undefined);
     });
 
-    it('first-request-with-no-names-is-a-wildcard-subscription', async () => {
+    it('first request with no names is a wildcard subscription', async () => {
       const { first } = await subscribed([]);
       assert.deepEqual(resourceNames(first), ['A', 'B']);
     });
 
-    it('types-never-set-are-served-empty-at-version-0', async () => {
+    it('types never set are served empty at version 0', async () => {
       const server = await start();
       const client = connect(server);
       client.send({ typeUrl: EDS, resourceNames: ['A'] });
@@ -91,13 +91,13 @@ describe('ManagementServer', () => {
       assert.equal(response.resources.length, 0);
     });
 
-    it('ack-gets-nothing', async () => {
+    it('ack gets nothing', async () => {
       const { server, client, first } = await subscribed(['A']);
       client.ack(first, ['A']);
       await client.expectNoResponse(server);
     });
 
-    it('nack-with-unchanged-names-gets-nothing-and-is-logged', async () => {
+    it('nack with unchanged names gets nothing and is logged', async () => {
       const { server, client, first } = await subscribed(['A']);
       client.send({
         typeUrl: CDS,
@@ -111,7 +111,7 @@ describe('ManagementServer', () => {
       await client.expectNoResponse(server);
     });
 
-    it('subscription-change-gets-a-response', async () => {
+    it('subscription change gets a response', async () => {
       const { client, first } = await subscribed(['A']);
       client.ack(first, ['A', 'B']);
       const next = await client.next();
@@ -120,13 +120,13 @@ describe('ManagementServer', () => {
       assert.deepEqual(resourceNames(next), ['A', 'B']);
     });
 
-    it('dropping-every-name-gets-nothing', async () => {
+    it('dropping every name gets nothing', async () => {
       const { server, client, first } = await subscribed(['A']);
       client.ack(first, []);
       await client.expectNoResponse(server);
     });
 
-    it('set-resources-pushes-a-new-version-to-streams-subscribed-to-that-type', async () => {
+    it('set resources pushes a new version to streams subscribed to that type', async () => {
       const { server, client, first } = await subscribed(['A']);
       const other = connect(server);
       other.send({ typeUrl: EDS, resourceNames: ['A'] });
@@ -139,7 +139,7 @@ describe('ManagementServer', () => {
       await other.expectNoResponse(server);
     });
 
-    it('set-resource-and-remove-resource-push-too', async () => {
+    it('set resource and remove resource push too', async () => {
       const { server, client } = await subscribed(['A', 'B']);
       server.setResource('cds', edsCluster('A', { serviceName: 'a2' }));
       assert.equal((await client.next()).versionInfo, '2');
@@ -149,7 +149,7 @@ describe('ManagementServer', () => {
       assert.deepEqual(resourceNames(removed), ['A']);
     });
 
-    it('request-with-a-stale-nonce-is-ignored', async () => {
+    it('request with a stale nonce is ignored', async () => {
       const { server, client, first } = await subscribed(['A']);
       server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
       const pushed = await client.next();
@@ -163,7 +163,7 @@ describe('ManagementServer', () => {
       assert.deepEqual(resourceNames(await client.next()), ['A', 'B']);
     });
 
-    it('unknown-type-urls-are-recorded-and-not-answered', async () => {
+    it('unknown type urls are recorded and not answered', async () => {
       const server = await start();
       const client = connect(server);
       client.send({ typeUrl: FOO, resourceNames: ['x'] });
@@ -171,7 +171,7 @@ describe('ManagementServer', () => {
       await client.expectNoResponse(server);
     });
 
-    it('types-set-with-a-full-type-url-are-served-as-given', async () => {
+    it('types set with a full type url are served as given', async () => {
       const server = await start();
       server.setResources(FOO, [{ name: 'x', bytes: Uint8Array.of(1, 2, 3) }]);
       const client = connect(server);
@@ -182,7 +182,7 @@ describe('ManagementServer', () => {
       assert.deepEqual([...response.resources[0]!.value], [1, 2, 3]);
     });
 
-    it('streams-are-counted-and-numbered', async () => {
+    it('streams are counted and numbered', async () => {
       const server = await start();
       const a = connect(server);
       const b = connect(server);
@@ -197,7 +197,7 @@ describe('ManagementServer', () => {
   });
 
   describe('faults', () => {
-    it('hold-responses-answers-nothing-and-release-sends-what-is-due', async () => {
+    it('hold responses answers nothing and release sends what is due', async () => {
       const server = await start();
       server.setResources('cluster', [edsCluster('A')]);
       server.holdResponses('cluster');
@@ -214,7 +214,7 @@ describe('ManagementServer', () => {
       await client.expectNoResponse(server);
     });
 
-    it('hold-responses-all-holds-every-type-until-each-is-released', async () => {
+    it('hold responses all holds every type until each is released', async () => {
       const server = await start();
       server.holdResponses();
       const client = connect(server);
@@ -228,7 +228,7 @@ describe('ManagementServer', () => {
       assert.equal((await client.next()).typeUrl, CDS);
     });
 
-    it('end-streams-ends-every-open-stream-with-the-status', async () => {
+    it('end streams ends every open stream with the status', async () => {
       const server = await start();
       const a = connect(server);
       const b = connect(server);
@@ -244,7 +244,7 @@ describe('ManagementServer', () => {
       }
     });
 
-    it('stream-fault-ends-new-streams-after-their-first-request-before-any-response', async () => {
+    it('stream fault ends new streams after their first request before any response', async () => {
       const { server, client } = await subscribed(['A']);
       server.setStreamFault({ endBeforeResponseWith: { code: status.INTERNAL, details: 'boom' } });
       const failing = connect(server);
@@ -263,7 +263,7 @@ describe('ManagementServer', () => {
       assert.equal((await healthy.next()).versionInfo, '2');
     });
 
-    it('send-raw-delivers-crafted-resources-as-they-are', async () => {
+    it('send raw delivers crafted resources as they are', async () => {
       const { server, client, first } = await subscribed(['A']);
       const garbage = Uint8Array.of(0x0a, 0xff, 0xff);
       server.sendRaw({
@@ -296,7 +296,7 @@ describe('ManagementServer', () => {
       assert.deepEqual(resourceNames(await client.next()), ['A', 'B']);
     });
 
-    it('send-raw-to-one-stream-with-a-chosen-version-and-nonce', async () => {
+    it('send raw to one stream with a chosen version and nonce', async () => {
       const { server, client } = await subscribed(['A']);
       const other = connect(server);
       other.send({ typeUrl: CDS, resourceNames: ['A'] });
@@ -318,20 +318,20 @@ describe('ManagementServer', () => {
   });
 
   describe('waiting', () => {
-    it('wait-for-request-resolves-with-a-request-already-received', async () => {
+    it('wait for request resolves with a request already received', async () => {
       const { server } = await subscribed(['A']);
       const request = await server.waitForRequest((r) => r.typeUrl === CDS);
       assert.equal(request, server.requests[0]);
     });
 
-    it('wait-for-request-resolves-with-a-future-request', async () => {
+    it('wait for request resolves with a future request', async () => {
       const { server, client, first } = await subscribed(['A']);
       const waiting = server.waitForRequest((r) => r.responseNonce === first.nonce);
       client.ack(first, ['A']);
       assert.equal((await waiting).versionInfo, '1');
     });
 
-    it('wait-for-request-after-an-index-ignores-earlier-requests', async () => {
+    it('wait for request after an index ignores earlier requests', async () => {
       const { server, client, first } = await subscribed(['A']);
       const mark = server.requests.length;
       const waiting = server.waitForRequest((r) => r.typeUrl === CDS, { after: mark });
@@ -339,7 +339,7 @@ describe('ManagementServer', () => {
       assert.equal(await waiting, server.requests[mark]);
     });
 
-    it('wait-for-request-rejects-on-timeout-listing-the-last-requests', async () => {
+    it('wait for request rejects on timeout listing the last requests', async () => {
       const { server } = await subscribed(['A']);
       await assert.rejects(
         server.waitForRequest((r) => r.typeUrl === EDS, { timeoutMs: 50 }),
@@ -351,7 +351,7 @@ describe('ManagementServer', () => {
       );
     });
 
-    it('waits-pending-at-close-are-rejected', async () => {
+    it('waits pending at close are rejected', async () => {
       const server = await start();
       const waiting = server.waitForStreams(1, { timeoutMs: 5000 });
       await server.close();
@@ -360,7 +360,7 @@ describe('ManagementServer', () => {
   });
 
   describe('bootstrap and lifecycle', () => {
-    it('bootstrap-points-at-the-server-with-insecure-creds', async () => {
+    it('bootstrap points at the server with insecure creds', async () => {
       const server = await start();
       const bootstrap = server.bootstrap({
         serverFeatures: ['ignore_resource_deletion'],
@@ -383,7 +383,7 @@ describe('ManagementServer', () => {
       assert.equal(server.bootstrap({ nodeId: 'other' }).node.id, 'other');
     });
 
-    it('close-ends-streams-with-unavailable-is-idempotent-and-frees-the-port', async () => {
+    it('close ends streams with unavailable is idempotent and frees the port', async () => {
       const server = await start();
       const client = connect(server);
       client.send({ typeUrl: CDS, resourceNames: ['A'] });

@@ -17,7 +17,7 @@ const clusterCodec = messageCodec('envoy.config.cluster.v3.Cluster');
 const endpointCodec = messageCodec('envoy.config.endpoint.v3.ClusterLoadAssignment');
 
 describe('resource builders', () => {
-  it('listener-is-an-api-listener-with-rds-over-ads-and-the-router', () => {
+  it('listener is an api listener with rds over ads and the router', () => {
     const codec = messageCodec('envoy.config.listener.v3.Listener');
     const decoded = codec.decode(toMessageBytes(codec.fullName, listener('L', 'R')));
     assert.equal(decoded.name, 'L');
@@ -32,7 +32,7 @@ describe('resource builders', () => {
     assert.match(hcm.httpFilters[0]!.typedConfig!.type_url, /\.router\.v3\.Router$/);
   });
 
-  it('route-config-sends-every-request-to-the-cluster', () => {
+  it('route config sends every request to the cluster', () => {
     const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');
     const decoded = codec.decode(
       toMessageBytes(codec.fullName, routeConfig('R', { cluster: 'C', domains: ['a.example'] })),
@@ -47,7 +47,7 @@ describe('resource builders', () => {
     assert.deepEqual(wildcard.virtualHosts[0]!.domains, ['*']);
   });
 
-  it('eds-cluster-uses-ads-and-an-optional-service-name', () => {
+  it('eds cluster uses ads and an optional service name', () => {
     const plain = clusterCodec.decode(toMessageBytes(clusterCodec.fullName, edsCluster('A')));
     assert.equal(plain.type, 3); // EDS
     assert.equal(plain.edsClusterConfig?.serviceName, '');
@@ -58,7 +58,7 @@ describe('resource builders', () => {
     assert.equal(named.edsClusterConfig?.serviceName, 'a-eds');
   });
 
-  it('logical-dns-cluster-has-one-locality-with-one-endpoint', () => {
+  it('logical dns cluster has one locality with one endpoint', () => {
     const decoded = clusterCodec.decode(
       toMessageBytes(clusterCodec.fullName, logicalDnsCluster('D', 'dns.example', 443)),
     );
@@ -68,7 +68,7 @@ describe('resource builders', () => {
     assert.equal(socket.socketAddress?.portValue, 443);
   });
 
-  it('aggregate-cluster-lists-its-children-in-order', () => {
+  it('aggregate cluster lists its children in order', () => {
     const decoded = clusterCodec.decode(
       toMessageBytes(clusterCodec.fullName, aggregateCluster('G', ['b', 'a'])),
     );
@@ -83,7 +83,7 @@ describe('resource builders', () => {
     assert.deepEqual(config.clusters, ['b', 'a']);
   });
 
-  it('endpoints-have-weighted-localities-by-priority', () => {
+  it('endpoints have weighted localities by priority', () => {
     const json = endpoints('A', [
       { addresses: ['127.0.0.1:8001', '[::1]:8002'] },
       {

@@ -22,7 +22,7 @@ afterEach(async () => {
   await server.close();
 });
 
-it('the-documented-example-gets-a-cluster-and-the-server-sees-the-ack', async () => {
+it('the documented example gets a cluster and the server sees the ack', async () => {
   server.setResources('cluster', [edsCluster('A', { serviceName: 'A-eds' })]);
   const cluster = await new Promise<ClusterUpdate>((resolve, reject) => {
     client.watchCluster('A', { onResourceChanged: resolve, onResourceError: reject });
@@ -33,7 +33,7 @@ it('the-documented-example-gets-a-cluster-and-the-server-sees-the-ack', async ()
   assert.equal(server.requests[0]!.node?.id, 'test-node');
 });
 
-it('a-cluster-the-server-lacks-is-not-found-after-the-short-timeout', async () => {
+it('a cluster the server lacks is not found after the short timeout', async () => {
   const started = Date.now();
   const error = await new Promise<XdsError>((resolve, reject) => {
     client.watchCluster('missing', { onResourceChanged: reject, onResourceError: resolve });

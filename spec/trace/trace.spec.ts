@@ -24,7 +24,7 @@ interface Run {
 /** Runs `script` (CommonJS, from the repository root) in a new process with only `env` set. */
 function run(script: string, env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+    const child = spawn(process.execPath, ['-e', script], {
       cwd: ROOT,
       env: { PATH: process.env['PATH'] ?? '', ...env },
     });
@@ -42,7 +42,7 @@ function run(script: string, env: Record<string, string>): Promise<Run> {
  * with each enabled one, as the library's call sites do; grpc-js's own logger prints to stderr.
  */
 const TRACE_SCRIPT = `
-  const { tracer, logError } = require('./lib/trace');
+  const { tracer, logError } = require('./dist/lib/trace');
   const tracers = ${JSON.stringify(TRACERS)}.map(tracer);
   process.stdout.write(JSON.stringify(tracers.filter((t) => t.enabled).map((t) => t.name)));
   for (const t of tracers) if (t.enabled) t.log('traced by ' + t.name);
@@ -97,7 +97,7 @@ describe('tracing', { concurrency: true }, () => {
     });
   }
 
-  it('trace-lines-need-debug-verbosity-and-grpc-node-verbosity-works-too', async () => {
+  it('trace lines need debug verbosity and grpc node verbosity works too', async () => {
     const [quiet, node] = await Promise.all([
       run(TRACE_SCRIPT, { GRPC_TRACE: 'xds_client' }),
       run(TRACE_SCRIPT, { GRPC_TRACE: 'xds_client', GRPC_NODE_VERBOSITY: 'debug' }),
@@ -107,7 +107,7 @@ describe('tracing', { concurrency: true }, () => {
     assert.deepEqual(printed(node.stderr), ['xds_client']);
   });
 
-  it('errors-for-a-person-are-logged-whatever-the-trace-settings', async () => {
+  it('errors for a person are logged whatever the trace settings', async () => {
     const [plain, none] = await Promise.all([
       run(TRACE_SCRIPT, { SPEC_LOG_ERROR: '1' }),
       run(TRACE_SCRIPT, { SPEC_LOG_ERROR: '1', GRPC_VERBOSITY: 'NONE' }),
@@ -116,7 +116,7 @@ describe('tracing', { concurrency: true }, () => {
     assert.equal(none.stderr, '', 'GRPC_VERBOSITY=NONE silences everything');
   });
 
-  it('trace-lines-reach-a-logger-installed-with-grpc-set-logger', async () => {
+  it('trace lines reach a logger installed with grpc set logger', async () => {
     const script = `
       const grpc = require('@grpc/grpc-js');
       const lines = [];
@@ -125,7 +125,7 @@ describe('tracing', { concurrency: true }, () => {
         info: () => {},
         debug: (m) => lines.push('D ' + m),
       });
-      const { tracer, logError } = require('./lib/trace');
+      const { tracer, logError } = require('./dist/lib/trace');
       const t = tracer('xds_client');
       if (t.enabled) t.log('traced by xds_client');
       logError('an error for a person');
@@ -139,10 +139,10 @@ describe('tracing', { concurrency: true }, () => {
     assert.equal(lines[1], 'E an error for a person');
   });
 
-  it('a-client-traces-its-stream-and-its-verdicts', async () => {
+  it('a client traces its stream and its verdicts', async () => {
     const script = `
-      const { XdsClient } = require('./lib');
-      const { ManagementServer } = require('./lib/testing');
+      const { XdsClient } = require('./dist/lib');
+      const { ManagementServer } = require('./dist/lib/testing');
       (async () => {
         const server = await ManagementServer.start();
         server.setResources('cluster', [{ name: 'A', type: 'STATIC' }]);

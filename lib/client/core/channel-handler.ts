@@ -138,7 +138,7 @@ export class ChannelEventHandler {
 
   /**
    * A re-sent response identical to the last ACKed one: nothing to decode, nobody to tell; its
-   * resources get the new version (bench/README.md: a tenth of the cost of processing it).
+   * resources get the new version (bench/RESULTS.md: a tenth of the cost of processing it).
    */
   private onUnchangedResponse(
     channel: ServerChannel,

@@ -53,7 +53,7 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 /**
  * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive.
  * Buffer.from copies small resources into Node's shared pool instead of allocating an
- * ArrayBuffer each (bench/README.md: ~6 % of a cold 10,000-cluster delivery).
+ * ArrayBuffer each (bench/RESULTS.md: ~6 % of a cold 10,000-cluster delivery).
  */
 function ownBytes(bytes: Uint8Array): Uint8Array {
   return Buffer.from(bytes);

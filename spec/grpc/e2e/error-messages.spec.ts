@@ -14,6 +14,7 @@ import {
   register,
   type ServingStatus,
 } from '../../../lib/grpc';
+// Internal on purpose: the names the plugin registers its LB policies under, as errors print them.
 import { POLICY } from '../../../lib/grpc/names';
 import {
   ManagementServer,

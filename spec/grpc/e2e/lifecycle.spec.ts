@@ -4,6 +4,8 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { edsCluster, endpoints } from '../../../lib/testing';
+// Internal on purpose: the pooled-client count (no public view; none may leak) and a short
+// failover timer (an option of ours, not public).
 import { openClientCount } from '../../../lib/grpc/client-pool';
 import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority/priority';
 import {

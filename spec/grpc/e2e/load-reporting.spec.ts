@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+// Internal on purpose: no public view counts the process's LRS streams, and none may leak.
 import { openLoadReportingStreams } from '../../../lib/client/lrs/load-reporting';
 import { RESOURCE_TIMEOUT_OPTION } from '../../../lib/grpc';
 import {

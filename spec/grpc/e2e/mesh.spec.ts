@@ -15,6 +15,7 @@ import {
   register,
   type ServingStatus,
 } from '../../../lib/grpc';
+// Internal on purpose: no public view counts the plugin's pooled XdsClients, and none may leak.
 import { openClientCount } from '../../../lib/grpc/client-pool';
 import {
   ManagementServer,

@@ -1,7 +1,8 @@
 // End to end: outlier detection (gRFC A50) with grpc-js's outlier_detection policy, above the
 // cluster's cluster_impl (gRFC A75's place). A backend that fails its RPCs is ejected after an
 // interval in which it failed enough of them, and round robin sends everything to the others
-// until its ejection time is over. Intervals are 100 ms here; every wait is bounded.
+// until its ejection time is over. Intervals are 500 ms here (a loaded machine sends fewer
+// RPCs: an interval must still see the request volume); every wait is bounded.
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
@@ -27,7 +28,7 @@ function clusterWith(outlierDetection?: JsonObject): JsonObject {
 /** Failure percentage only: over 50 % failed among at least 10 RPCs, with 2 hosts or more. */
 function failurePercentage(baseEjectionTime = '30s'): JsonObject {
   return {
-    interval: '0.1s',
+    interval: '0.5s',
     base_ejection_time: baseEjectionTime,
     max_ejection_percent: 50,
     enforcing_success_rate: 0,
@@ -71,7 +72,7 @@ describe('e2e: outlier detection (A50)', () => {
     env.backends.a!.behaviour = FAIL;
     // Success rates 0 and 1: mean 0.5, stdev 0.5; with a factor of 0.5 the threshold is 0.25.
     serve({
-      interval: '0.1s',
+      interval: '0.5s',
       max_ejection_percent: 50,
       success_rate_minimum_hosts: 2,
       success_rate_request_volume: 10,
@@ -85,10 +86,11 @@ describe('e2e: outlier detection (A50)', () => {
   it('returns a backend to service once its ejection time is over and it answers', async () => {
     const a = env.backends.a!;
     a.behaviour = FAIL;
-    serve(failurePercentage('0.3s'));
+    serve(failurePercentage('1s'));
     const client = env.client();
     await waitForDistribution(client, 'a reached and failing', (c) => c.has(UNAVAILABLE));
-    await waitForAllOn(client, 'b');
+    // Small batches: one must fit in the ejection, however slowly RPCs go.
+    await waitForAllOn(client, 'b', { batch: 10 });
     a.behaviour = 'answer';
     await waitForDistribution(client, 'a back', (c) => c.has('a') && !c.has(UNAVAILABLE));
   });

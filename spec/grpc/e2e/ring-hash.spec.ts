@@ -5,8 +5,9 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+// Internal on purpose: a short failover timer (an option of ours, not public) keeps the spec fast.
 import { PRIORITY_FAILOVER_TIMEOUT_OPTION } from '../../../lib/grpc/lb/priority/priority';
-import { RING_SIZE_CAP_OPTION } from '../../../lib/grpc/names';
+import { RING_SIZE_CAP_OPTION } from '../../../lib/grpc';
 import { edsCluster, type JsonObject } from '../../../lib/testing';
 import {
   sendRpc,

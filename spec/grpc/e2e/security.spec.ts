@@ -12,6 +12,8 @@ import {
   XdsServerCredentials,
   register,
 } from '../../../lib/grpc';
+// Internal on purpose: no public view counts pooled XdsClients or certificate providers, and
+// none may leak.
 import { openClientCount } from '../../../lib/grpc/client-pool';
 import { openProviderCount } from '../../../lib/grpc/certificates/provider-store';
 import {
@@ -274,9 +276,12 @@ describe('xDS credentials (gRFC A29)', () => {
     const nextClient = `${CLIENT_SAN}-v2`;
     await writeCertificateFiles({ identity: ca.issue({ uris: [next] }) }, serverFiles.dir);
     await writeCertificateFiles({ identity: ca.issue({ uris: [nextClient] }) }, clientFiles.dir);
+    // The refused handshakes left the channel in connection backoff (grpc-js: 1 s, then 1.6×
+    // each): on a loaded machine the retry that sees the new files can come after 5 s.
     await waitUntil(
       'the new certificates are used',
       async () => (await call(c)) === `peer URI:${nextClient}`,
+      15_000,
     );
     for (let i = 0; i < 5; i++) assert.equal(await call(c), `peer URI:${nextClient}`);
   });

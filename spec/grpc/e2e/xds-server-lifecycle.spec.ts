@@ -12,6 +12,7 @@ import {
   type ServingStatus,
   type XdsServerOptions,
 } from '../../../lib/grpc';
+// Internal on purpose: no public view counts the plugin's pooled XdsClients, and none may leak.
 import { openClientCount } from '../../../lib/grpc/client-pool';
 import { ManagementServer, serverListener, type BootstrapOptions } from '../../../lib/testing';
 import { ECHO_PATH, newClient, waitUntil } from '../helpers/backends';

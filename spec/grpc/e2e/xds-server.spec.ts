@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { BOOTSTRAP_OPTION, XdsServer, type ServingStatus } from '../../../lib/grpc';
+// Internal on purpose: no public view counts the plugin's pooled XdsClients, and none may leak.
 import { openClientCount } from '../../../lib/grpc/client-pool';
 import { ManagementServer, routeConfig, serverListener } from '../../../lib/testing';
 import { ECHO_PATH, newClient, waitUntil } from '../helpers/backends';

@@ -18,6 +18,9 @@
 import { createHook } from 'node:async_hooks';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import { EVENT_DEADLINE_MS } from '../../helpers/constants';
+import { until, waitFor } from '../../helpers/wait';
+// Internal on purpose: the LB unit specs' manual resolver gives endpoints a hierarchy path.
 import { withPath, type PathedEndpoint } from '../../../lib/grpc/lb/common/hierarchy';
 
 /** The one method every backend serves. */
@@ -69,7 +72,6 @@ export interface Backend {
 
 const BIND_DEADLINE_MS = 2000;
 const DEFAULT_RPC_DEADLINE_MS = 2000;
-const DEFAULT_WAIT_MS = 5000;
 
 const identity = (b: Buffer) => b;
 
@@ -319,20 +321,10 @@ export async function sendRpcs(
 }
 
 /**
- * Runs `probe` until it returns true (it may send RPCs), failing after `timeoutMs` with `what`
- * and the last value seen. Waits 10 ms between probes.
+ * Runs `probe` until it returns true (it may send RPCs), failing after `timeoutMs` with `what`.
+ * The specs' one polling loop (spec/helpers/wait.ts), under the name the gRPC specs use.
  */
-export async function waitUntil(
-  what: string,
-  probe: () => boolean | Promise<boolean>,
-  timeoutMs = DEFAULT_WAIT_MS,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export const waitUntil = until;
 
 async function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -436,7 +428,7 @@ export function manualResolver(scheme: string): ManualResolver {
  */
 export async function waitForResourcesBack(
   baseline: readonly string[],
-  timeoutMs = DEFAULT_WAIT_MS,
+  timeoutMs = EVENT_DEADLINE_MS,
 ): Promise<void> {
   const tally = (list: readonly string[]) => {
     const m = new Map<string, number>();
@@ -444,18 +436,17 @@ export async function waitForResourcesBack(
     return m;
   };
   const base = tally(baseline);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const now = process.getActiveResourcesInfo();
-    const extra = [...tally(now)].filter(([kind, n]) => n > (base.get(kind) ?? 0));
-    if (extra.length === 0) return;
-    if (Date.now() >= deadline) {
-      throw new Error(
-        `resources still active after ${timeoutMs} ms: ${JSON.stringify(now)}, before: ${JSON.stringify(baseline)}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  let now: string[] = [];
+  await waitFor(
+    () =>
+      `resources still active after ${timeoutMs} ms: ${JSON.stringify(now)}, before: ${JSON.stringify(baseline)}`,
+    () => {
+      now = process.getActiveResourcesInfo();
+      const extra = [...tally(now)].filter(([kind, n]) => n > (base.get(kind) ?? 0));
+      return extra.length === 0 ? true : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 export interface TrackedTimer {

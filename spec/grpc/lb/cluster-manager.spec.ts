@@ -9,29 +9,19 @@ import {
   ClusterManagerLoadBalancer,
 } from '../../../lib/grpc/lb/cluster-manager/cluster-manager';
 import { PICK_CLUSTER, PICK_FAILURE } from '../../../lib/grpc/names';
-import { fake, FakeConfig, FakeHelper, registerTestPolicies } from './test-policies';
+import { fakeChild, FakeConfig, registerTestPolicies, underFakeParent } from './test-policies';
 
 const { CONNECTING, IDLE, READY, TRANSIENT_FAILURE } = connectivityState;
 
 /** A cluster manager whose children are fakes with ids `<prefix>-<cluster>`. */
 function fakeManager(prefix: string, clusters: readonly string[]) {
-  const helper = new FakeHelper();
-  const lb = new ClusterManagerLoadBalancer(helper);
+  const { helper, lb, update } = underFakeParent((h) => new ClusterManagerLoadBalancer(h));
   const config = new ClusterManagerConfig(
     new Map(clusters.map((c) => [c, new FakeConfig(`${prefix}-${c}`)])),
   );
   const selector = { marker: 'a config selector' };
-  lb.updateAddressList(
-    experimental.statusOrFromValue([]),
-    config,
-    { [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: selector, 'test.kept': 1 },
-    '',
-  );
-  const child = (cluster: string) => {
-    const found = fake(`${prefix}-${cluster}`);
-    assert.ok(found, `child ${cluster} created`);
-    return found;
-  };
+  update(config, { [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: selector, 'test.kept': 1 });
+  const child = (cluster: string) => fakeChild(`${prefix}-${cluster}`);
   const pickFor = (extraPickInfo: Record<string, string>) =>
     helper.reports.at(-1)!.picker.pick({ metadata: new Metadata(), extraPickInfo });
   return { helper, lb, child, pickFor };

@@ -2,7 +2,7 @@
 // (every state transition, no sockets); failover, failback, the failover timer and channel
 // close are checked end to end, by where real RPCs land on real backends.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { connectivityState, experimental, status, type ServiceError } from '@grpc/grpc-js';
 import { POLICY } from '../../../lib/grpc/names';
 import { CHILD_POLICY_CACHE_ENV } from '../../../lib/grpc/environment';
@@ -18,26 +18,24 @@ import {
 import { withPath } from '../../../lib/grpc/lb/common/hierarchy';
 import { registerWeightedTargetPolicy } from '../../../lib/grpc/lb/weighted-target/weighted-target';
 import {
-  closeAll,
-  manualResolver,
-  newClient,
   sendRpc,
   sendRpcs,
-  startBackends,
   startSilentServer,
   trackTimers,
   waitUntil,
   type Backend,
 } from '../helpers/backends';
 import {
+  channelHarness,
   fake,
+  fakeChild,
   FakeConfig,
-  FakeHelper,
   lifecycle,
   onFakeUpdate,
   pick,
   recording,
   registerTestPolicies,
+  underFakeParent,
 } from './test-policies';
 
 const { CONNECTING, IDLE, READY, TRANSIENT_FAILURE } = connectivityState;
@@ -49,16 +47,14 @@ registerTestPolicies();
 
 /** A policy under test with fake children named by `ids` (each child's name is its fake id). */
 function fakePolicy() {
-  const helper = new FakeHelper();
-  const lb = new PriorityLoadBalancer(helper);
+  const { helper, lb, update: send } = underFakeParent((h) => new PriorityLoadBalancer(h));
   const update = (
     ids: readonly string[],
     options: Record<string, number> = {},
     endpoints: experimental.Endpoint[] = [],
     ignore: readonly string[] = [],
   ) =>
-    lb.updateAddressList(
-      experimental.statusOrFromValue(endpoints),
+    send(
       new PriorityConfig(
         ids.map((id) => ({
           name: id,
@@ -67,17 +63,14 @@ function fakePolicy() {
         })),
       ),
       options,
+      endpoints,
       'a note',
     );
   return { helper, lb, update };
 }
 
 /** The fake child `id`, which must exist. */
-function child(id: string) {
-  const found = fake(id);
-  assert.ok(found, `child ${id} exists`);
-  return found;
-}
+const child = (id: string) => fakeChild(id);
 
 describe('xds_client.priority config', () => {
   it('parses the JSON form, picking each child config as grpc-js does, and inverts it', () => {
@@ -346,24 +339,13 @@ describe('xds_client.priority algorithm (fake children)', () => {
 });
 
 describe('xds_client.priority through a grpc-js channel', () => {
-  const resolver = manualResolver('xds-client-lb-test-priority');
-  let backends: Backend[];
+  const harness = channelHarness('xds-client-lb-test-priority', ['a', 'b']);
+  const { resolver, client } = harness;
   let a: Backend;
   let b: Backend;
-  const clients: { close(): void }[] = [];
-
-  before(async () => {
-    backends = await startBackends(['a', 'b']);
-    [a, b] = backends as [Backend, Backend];
+  before(() => {
+    [a, b] = harness.backends as [Backend, Backend];
   });
-  afterEach(async () => {
-    for (const client of clients.splice(0)) client.close();
-    for (const backend of backends) {
-      backend.behaviour = 'answer';
-      await backend.start();
-    }
-  });
-  after(() => closeAll());
 
   /** A priority of `children` ([name, child LB config JSON, ignore re-resolution]). */
   function priority(children: [string, object][]): object {
@@ -380,11 +362,6 @@ describe('xds_client.priority through a grpc-js channel', () => {
   const weightedTarget = (locality: string) => ({
     [POLICY.weightedTarget]: { targets: { [locality]: { weight: 1, child_policy: [roundRobin] } } },
   });
-  function client(name: string, options: Record<string, number> = {}) {
-    const c = newClient(resolver.target(name), options);
-    clients.push(c);
-    return c;
-  }
   const allFrom = async (c: ReturnType<typeof client>, backend: string) =>
     (await sendRpcs(c, 10, { deadlineMs: 500 })).get(backend) === 10;
 

@@ -2,8 +2,11 @@
 // - `xds_client_test.fake`: a leaf the spec drives by hand (state, picker, re-resolution), to
 //   check a parent policy's algorithm without sockets;
 // - `xds_client_test.recording`: wraps a real child policy and logs when it is created and
-//   destroyed, to see a parent's child lifetimes in end-to-end specs.
-
+//   destroyed, to see a parent's child lifetimes in end-to-end specs;
+// and the two harnesses every parent policy's spec uses: `underFakeParent` (the policy on a
+// FakeHelper, driven by hand) and `channelHarness` (real backends behind a manual resolver).
+import assert from 'node:assert/strict';
+import { after, afterEach, before } from 'node:test';
 import {
   connectivityState,
   experimental,
@@ -11,6 +14,14 @@ import {
   status,
   type ChannelOptions,
 } from '@grpc/grpc-js';
+import {
+  closeAll,
+  manualResolver,
+  newClient,
+  startBackends,
+  type Backend,
+  type ManualResolver,
+} from '../helpers/backends';
 
 type Endpoint = experimental.Endpoint;
 type Picker = experimental.Picker;
@@ -216,4 +227,65 @@ export class FakeHelper implements experimental.ChannelControlHelper {
 /** A pick with empty arguments. */
 export function pick(picker: Picker): PickResult {
   return picker.pick({ metadata: new Metadata(), extraPickInfo: {} });
+}
+
+/**
+ * A parent policy under test on a FakeHelper, as its channel would hold it: `update` hands it a
+ * config (with channel options, endpoints and a resolution note), `helper` records what it
+ * reported. Its children are fakes when its config names FakeConfigs.
+ */
+export function underFakeParent<P extends experimental.LoadBalancer>(
+  make: (helper: FakeHelper) => P,
+) {
+  const helper = new FakeHelper();
+  const lb = make(helper);
+  const update = (
+    config: TypedLoadBalancingConfig,
+    options: ChannelOptions = {},
+    endpoints: Endpoint[] = [],
+    note = '',
+  ) => lb.updateAddressList(experimental.statusOrFromValue(endpoints), config, options, note);
+  return { helper, lb, update };
+}
+
+/** The fake child (or target) `id`, which must exist. */
+export function fakeChild(id: string, what = 'child'): FakeBalancer {
+  const found = fake(id);
+  assert.ok(found, `${what} ${id} exists`);
+  return found;
+}
+
+// ---- end to end ----
+
+/**
+ * Real backends named `names` behind a manual resolver of `scheme`, for a policy's end-to-end
+ * specs (call it inside a describe). After each test, the clients `client()` made are closed and
+ * every backend answers and listens again; after the suite everything is closed.
+ */
+export function channelHarness(scheme: string, names: readonly string[]) {
+  const resolver: ManualResolver = manualResolver(scheme);
+  const backends: Backend[] = [];
+  const clients: { close(): void }[] = [];
+  before(async () => {
+    backends.push(...(await startBackends(names)));
+  });
+  afterEach(async () => {
+    for (const client of clients.splice(0)) client.close();
+    for (const backend of backends) {
+      backend.behaviour = 'answer';
+      await backend.start();
+    }
+  });
+  after(() => closeAll());
+  return {
+    resolver,
+    /** The backends, in the order of `names` (started before the suite's own `before`). */
+    backends,
+    /** A client of `resolver`'s target `name`, closed after the test. */
+    client(name: string, options: Record<string, number> = {}) {
+      const created = newClient(resolver.target(name), options);
+      clients.push(created);
+      return created;
+    },
+  };
 }

@@ -2,7 +2,7 @@
 // are checked against hand-driven fake children; weights, READY-only picking, removed targets
 // and channel close end to end, by where real RPCs land on real backends.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { connectivityState, experimental, status } from '@grpc/grpc-js';
 import { POLICY } from '../../../lib/grpc/names';
 import { withPath } from '../../../lib/grpc/lb/common/hierarchy';
@@ -14,25 +14,23 @@ import {
   WeightedTargetLoadBalancer,
 } from '../../../lib/grpc/lb/weighted-target/weighted-target';
 import {
-  closeAll,
-  manualResolver,
-  newClient,
   sendRpcs,
-  startBackends,
   startSilentServer,
   trackTimers,
   waitUntil,
   type Backend,
 } from '../helpers/backends';
 import {
+  channelHarness,
   fake,
+  fakeChild,
   FakeConfig,
-  FakeHelper,
   lifecycle,
   onFakeUpdate,
   pick,
   recording,
   registerTestPolicies,
+  underFakeParent,
 } from './test-policies';
 
 const { CONNECTING, IDLE, READY, TRANSIENT_FAILURE } = connectivityState;
@@ -43,15 +41,13 @@ registerTestPolicies();
 
 /** A policy under test whose targets are fakes named by their ids. */
 function fakePolicy() {
-  const helper = new FakeHelper();
-  const lb = new WeightedTargetLoadBalancer(helper);
+  const { helper, lb, update: send } = underFakeParent((h) => new WeightedTargetLoadBalancer(h));
   const update = (
     targets: Record<string, number>,
     options: Record<string, number> = {},
     endpoints: experimental.Endpoint[] = [],
   ) =>
-    lb.updateAddressList(
-      experimental.statusOrFromValue(endpoints),
+    send(
       new WeightedTargetConfig(
         Object.entries(targets).map(([name, weight]) => ({
           name,
@@ -60,16 +56,12 @@ function fakePolicy() {
         })),
       ),
       options,
-      '',
+      endpoints,
     );
   return { helper, lb, update };
 }
 
-function child(id: string) {
-  const found = fake(id);
-  assert.ok(found, `target ${id} exists`);
-  return found;
-}
+const child = (id: string) => fakeChild(id, 'target');
 
 describe('xds_client.weighted_target config', () => {
   it('parses the JSON form and inverts it', () => {
@@ -232,20 +224,12 @@ describe('xds_client.weighted_target picking and state (fake targets)', () => {
 });
 
 describe('xds_client.weighted_target through a grpc-js channel', () => {
-  const resolver = manualResolver('xds-client-lb-test-weighted-target');
-  let backends: Backend[];
+  const harness = channelHarness('xds-client-lb-test-weighted-target', ['a1', 'a2', 'b', 'c']);
+  const { resolver, client } = harness;
   let a1: Backend, a2: Backend, b: Backend, c: Backend;
-  const clients: { close(): void }[] = [];
-
-  before(async () => {
-    backends = await startBackends(['a1', 'a2', 'b', 'c']);
-    [a1, a2, b, c] = backends as [Backend, Backend, Backend, Backend];
+  before(() => {
+    [a1, a2, b, c] = harness.backends as [Backend, Backend, Backend, Backend];
   });
-  afterEach(async () => {
-    for (const client of clients.splice(0)) client.close();
-    for (const backend of backends) await backend.start();
-  });
-  after(() => closeAll());
 
   const roundRobin = { round_robin: {} };
   function weightedTarget(targets: [string, number, object?][]): object {
@@ -259,11 +243,6 @@ describe('xds_client.weighted_target through a grpc-js channel', () => {
         ),
       },
     };
-  }
-  function client(name: string, options: Record<string, number> = {}) {
-    const created = newClient(resolver.target(name), options);
-    clients.push(created);
-    return created;
   }
 
   it('splits RPCs 3:1 between two localities', async () => {

@@ -5,10 +5,10 @@
 //   rpc-throughput  a fixed number of RPCs, bounded concurrency, after a warm-up
 //   rpc-first       channel creation → first answered RPC
 //   rpc-push        a management server push (new endpoints) → first RPC answered by them
-import { median, type Results } from './stats';
-import { Backends, RpcProcess, XdsServer } from './rpc-harness';
-import { absoluteNow, type ChannelSpec, type Impl } from './rpc-protocol';
-import type { Context, Suite } from './workloads';
+import { median, type Results } from '../stats';
+import { Backends, RpcProcess, XdsServer } from '../rpc-harness';
+import { absoluteNow, type ChannelSpec, type Impl } from '../rpc-protocol';
+import type { Context, Suite } from '../suite';
 
 export interface RpcConfig {
   /**

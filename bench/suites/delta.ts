@@ -4,19 +4,17 @@
 // (encoded, sent, scanned, compared); delta sends the one cluster, whatever the total.
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type * as Ours from '../lib';
-import type * as Testing from '../lib/testing';
-import { DIST } from './clients';
-import { cluster, clusters, type Fixture } from './fixtures';
-import type { Context, Suite } from './workloads';
+import type * as Ours from '../../lib';
+import type * as Testing from '../../lib/testing';
+import { DIST } from '../clients';
+import { cluster, clusters, type Fixture } from '../fixtures';
+import { n, type Context, type Suite } from '../suite';
 
 type ApiType = 'AGGREGATED_GRPC' | 'AGGREGATED_DELTA_GRPC';
 const TRANSPORTS: readonly [ApiType, string][] = [
   ['AGGREGATED_GRPC', 'SotW'],
   ['AGGREGATED_DELTA_GRPC', 'delta'],
 ];
-
-const n = (value: number): string => value.toLocaleString('en-US');
 
 function load(): { ours: typeof Ours; testing: typeof Testing } {
   return {
