@@ -19,6 +19,13 @@ export const POLICY = {
 } as const;
 
 /**
+ * gRPC's own name for ring hash in a service config (grpc-go, grpc-java, C-core), registered
+ * beside ours so that A76's `requestHashHeader` config works as it does there. grpc-js-xds
+ * registers `ring_hash`, not this (decision 0049).
+ */
+export const GRPC_RING_HASH_POLICY = 'ring_hash_experimental';
+
+/**
  * Channel option: the bootstrap for this channel's xDS client, as JSON text or an object
  * (prefer text: channel options also key grpc-js's subchannel pool, where objects compare by
  * identity). Without it the bootstrap comes from GRPC_XDS_BOOTSTRAP / _CONFIG.

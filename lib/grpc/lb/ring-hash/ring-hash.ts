@@ -16,9 +16,10 @@
 // the ring, finding a hash on it), picker.ts (the pick); this file is the policy.
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
-import { POLICY, RING_SIZE_CAP_OPTION } from '../../names';
+import { GRPC_RING_HASH_POLICY, POLICY, RING_SIZE_CAP_OPTION } from '../../names';
 import {
   DEFAULT_RING_SIZE_CAP,
+  GrpcRingHashConfig,
   MAX_RING_SIZE_LIMIT,
   RingHashConfig,
   type RingHashEndpoint,
@@ -52,6 +53,8 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
   private updating = false;
   private destroyed = false;
   private idleCheck: NodeJS.Immediate | null = null;
+  /** A76's request hash header of the last config ('' for none). */
+  private requestHashHeader = '';
 
   constructor(private readonly helper: ChannelControlHelper) {}
 
@@ -62,6 +65,7 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
     resolutionNote: string,
   ): boolean {
     if (!(config instanceof RingHashConfig)) return false;
+    this.requestHashHeader = config.requestHashHeader;
     if (!endpointList.ok) {
       // A resolver error: keep serving what we have; with nothing, fail.
       if (this.children.size === 0) {
@@ -221,7 +225,7 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
         ? `ring_hash: ${failed} of ${ring.children.length} endpoints failed to connect` +
           (lastError ? `; last error: ${lastError}` : '')
         : null;
-    this.helper.updateState(state, new RingHashPicker(ring), message);
+    this.helper.updateState(state, new RingHashPicker(ring, this.requestHashHeader), message);
     // A61: a parent may send no picks while this is CONNECTING or TRANSIENT_FAILURE, so keep
     // one endpoint trying at any time until something connects.
     if (
@@ -249,7 +253,22 @@ function endpointHashKey(endpoint: RingHashEndpoint): string {
   return first ? experimental.subchannelAddressToString(first) : '';
 }
 
-/** Registers `xds_client.ring_hash` in grpc-js (idempotent: the registry is a map). */
+/** The same policy under gRPC's service-config name (names.ts). */
+class GrpcRingHashLoadBalancer extends RingHashLoadBalancer {
+  override getTypeName(): string {
+    return GRPC_RING_HASH_POLICY;
+  }
+}
+
+/**
+ * Registers `xds_client.ring_hash` and `ring_hash_experimental` in grpc-js (idempotent: the
+ * registry is a map).
+ */
 export function registerRingHashPolicy(): void {
   experimental.registerLoadBalancerType(POLICY.ringHash, RingHashLoadBalancer, RingHashConfig);
+  experimental.registerLoadBalancerType(
+    GRPC_RING_HASH_POLICY,
+    GrpcRingHashLoadBalancer,
+    GrpcRingHashConfig,
+  );
 }
