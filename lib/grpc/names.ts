@@ -14,6 +14,8 @@ export const POLICY = {
   ringHash: 'xds_client.ring_hash',
   /** gRFC A48's least_request (grpc-js has none). */
   leastRequest: 'xds_client.least_request',
+  /** gRFC A113's pick_first: addresses shuffled by weight (grpc-js's shuffle is not). */
+  pickFirstWeighted: 'xds_client.pick_first_weighted',
   /** Under grpc-js's `outlier_detection`: the cluster_impl config handed down (A50). */
   outlierDetectionChild: 'xds_client.outlier_detection_child',
 } as const;

@@ -6,8 +6,8 @@
 import { experimental } from '@grpc/grpc-js';
 import { GRPC_RING_HASH_POLICY, POLICY } from '../../names';
 import { isJsonObject } from '../common/child-balancer';
+import type { WeightedEndpoint } from '../common/endpoint-weight';
 
-type Endpoint = experimental.Endpoint;
 type TypedLoadBalancingConfig = experimental.TypedLoadBalancingConfig;
 
 /** A42's defaults when a config leaves a size out (the xDS path always sets both). */
@@ -20,11 +20,10 @@ export const DEFAULT_RING_SIZE_CAP = 4096;
 
 /**
  * What ring_hash reads from an endpoint besides its addresses: its weight (default 1; for xDS
- * the endpoint's weight times its locality's, A42) and its hash key (A76: where it sits on the
- * ring instead of its first address).
+ * its A113 weight, its locality's share times its own) and its hash key (A76: where it sits on
+ * the ring instead of its first address).
  */
-export interface RingHashEndpoint extends Endpoint {
-  readonly xdsClientWeight?: number;
+export interface RingHashEndpoint extends WeightedEndpoint {
   readonly xdsClientHashKey?: string;
 }
 

@@ -24,6 +24,7 @@ import {
   RingHashConfig,
   type RingHashEndpoint,
 } from './config';
+import { endpointWeight } from '../common/endpoint-weight';
 import { EndpointChild } from './endpoint-child';
 import { RingHashPicker } from './picker';
 import { buildRing, type Ring } from './ring';
@@ -32,10 +33,6 @@ type Endpoint = experimental.Endpoint;
 type StatusOr<T> = experimental.StatusOr<T>;
 type ChannelControlHelper = experimental.ChannelControlHelper;
 type TypedLoadBalancingConfig = experimental.TypedLoadBalancingConfig;
-
-function positiveWeight(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 1;
-}
 
 /** The ring size cap of RING_SIZE_CAP_OPTION, or the default. */
 function ringSizeCap(options: ChannelOptions): number {
@@ -83,7 +80,7 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
     const merged = new experimental.EndpointMap<{ endpoint: Endpoint; weight: number }>();
     const order: Endpoint[] = [];
     for (const endpoint of endpointList.value as readonly RingHashEndpoint[]) {
-      const weight = positiveWeight(endpoint.xdsClientWeight);
+      const weight = endpointWeight(endpoint);
       const seen = merged.get(endpoint);
       if (seen) {
         seen.weight += weight;
