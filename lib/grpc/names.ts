@@ -68,6 +68,11 @@ export const PICK_FAILURE = 'xds_client.failure';
  * absent when its route has no hash policies.
  */
 export const PICK_HASH = 'xds_client.hash';
+/**
+ * Pick information key: the channel's authority, set when the RPC's route has
+ * `auto_host_rewrite` (gRFC A81): a call with this authority gets the endpoint's hostname.
+ */
+export const PICK_AUTHORITY = 'xds_client.authority';
 
 /**
  * Channel option: the largest ring the ring_hash policy builds (default 4096, gRFC A42); a

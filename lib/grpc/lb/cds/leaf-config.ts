@@ -12,6 +12,7 @@ import type { LbEndpoint, LocalityName } from '../../../resources/endpoint';
 import type { ClusterConfig } from '../../xds-config';
 import { ClusterImplConfig } from '../cluster-impl/cluster-impl';
 import { withPath } from '../common/hierarchy';
+import { withHostname } from '../common/authority-rewrite';
 import { withLocality } from '../common/locality-subchannel';
 import { normalizedWeights } from './endpoint-weights';
 import { LeastRequestConfig } from '../least-request/least-request';
@@ -49,7 +50,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     const before = endpoints.length;
     const child =
       mechanism.type === 'LOGICAL_DNS'
-        ? logicalDnsChild(priority, endpoints)
+        ? logicalDnsChild(priority, mechanism.dnsHostname, endpoints)
         : edsChild(priority, mechanism.lbPolicy ?? cluster.lbPolicy, endpoints);
     if ('error' in child) return { error: `cluster "${cluster.name}": ${child.error}` };
     // A priority with nothing to connect to is failed over at once (A37): as a child it would
@@ -87,9 +88,18 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
   }
 }
 
-/** A37: one pick_first over every address the name resolved to, as one endpoint. */
-function logicalDnsChild(priority: Priority, out: Endpoint[]): { config: TypedConfig } {
-  const addresses = priority.localities.flatMap((l) => l.endpoints.map(socketAddress));
+/**
+ * A37: one pick_first over every address the name resolved to, as one endpoint; each address
+ * carries the name resolved, port included, as its hostname (A81).
+ */
+function logicalDnsChild(
+  priority: Priority,
+  hostname: string | undefined,
+  out: Endpoint[],
+): { config: TypedConfig } {
+  const addresses = priority.localities.flatMap((l) =>
+    l.endpoints.map((e) => withHostname(socketAddress(e), hostname)),
+  );
   if (addresses.length > 0) out.push(withPath({ addresses }, [priority.name]));
   return { config: experimental.parseLoadBalancingConfig({ pick_first: {} }) };
 }
@@ -177,13 +187,14 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 
 /**
  * An endpoint and its extra addresses (gRFC A61), in the order sent, each marked with the
- * endpoint's locality (load reports count RPCs per locality), and with what ring_hash and the
+ * endpoint's locality (load reports count RPCs per locality) and hostname (A81), and with what
+ * ring_hash and the
  * weighted pick_first read: its A113 weight and its A76 hash key.
  */
 function endpointOf(e: LbEndpoint, locality: LocalityName, weight: number): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
   const endpoint: RingHashEndpoint = {
-    addresses: addresses.map((a) => withLocality(a, locality)),
+    addresses: addresses.map((a) => withHostname(withLocality(a, locality), e.hostname)),
     xdsClientWeight: weight,
   };
   return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };
