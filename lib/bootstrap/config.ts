@@ -28,6 +28,11 @@ export interface XdsServerConfig {
   readonly ignoreResourceDeletion: boolean;
   /** `fail_on_data_errors` is in server_features (gRFC A88). */
   readonly failOnDataErrors: boolean;
+  /**
+   * `trusted_xds_server` is in server_features (gRFC A81): its resources may change what RPCs
+   * carry (a route's `auto_host_rewrite`). Present, and true, only then.
+   */
+  readonly trustedXdsServer?: true;
   /** `api_type`: the transport (docs/transports.md); default SotW ADS. */
   readonly apiType: XdsApiType;
   /**

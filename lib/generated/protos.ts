@@ -673,12 +673,15 @@ export interface RouteAction {
   readonly weightedClusters: WeightedCluster | null;
   readonly clusterSpecifierPlugin: string | null;
   readonly inlineClusterSpecifierPlugin: ClusterSpecifierPlugin | null;
+  readonly autoHostRewrite: BoolValue | null;
   readonly timeout: Duration | null;
   readonly retryPolicy: RetryPolicy | null;
   readonly hashPolicy: readonly RouteAction_HashPolicy[];
   readonly maxStreamDuration: RouteAction_MaxStreamDuration | null;
   /** Which member of the `clusterSpecifier` oneof is set. */
   readonly clusterSpecifier?: 'cluster' | 'clusterHeader' | 'weightedClusters' | 'clusterSpecifierPlugin' | 'inlineClusterSpecifierPlugin';
+  /** Which member of the `hostRewriteSpecifier` oneof is set. */
+  readonly hostRewriteSpecifier?: 'autoHostRewrite';
 }
 
 /** envoy.config.route.v3.RouteAction.HashPolicy */

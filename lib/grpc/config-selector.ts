@@ -1,5 +1,6 @@
 // The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
-// what deadline and retry policy (A44), and which faults to inject (A33). It holds each cluster
+// what deadline and retry policy (A44), which faults to inject (A33), and whether the RPC's
+// :authority becomes the picked endpoint's hostname (A81). It holds each cluster
 // it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is committed
 // or over.
 
@@ -8,18 +9,23 @@ import { errorReason, XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
 import type { FaultInjection } from './fault-injection';
 import { methodConfigFor } from './method-config';
-import { PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
+import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
 import { requestHash } from './routing/hash-policy';
 
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
+type PickInfo = { readonly [key: string]: string };
 
 const NO_METHOD_CONFIG: MethodConfig = { name: [] };
 
 export class XdsConfigSelector implements experimental.ConfigSelector {
   private readonly releases: (() => void)[];
-  /** One pick information object per cluster: grpc-js only reads it. */
-  private readonly pickInfo = new Map<string, { readonly [PICK_CLUSTER]: string }>();
+  /**
+   * One pick information object per cluster, and per cluster with A81's rewrite: grpc-js only
+   * reads them.
+   */
+  private readonly pickInfo = new Map<string, PickInfo>();
+  private readonly rewritingPickInfo = new Map<string, PickInfo>();
 
   constructor(
     private readonly table: RouteTable,
@@ -28,6 +34,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly nodeId: string,
     /** The Listener's fault filters; undefined when it has none. */
     private readonly faults?: FaultInjection,
+    /** The channel's authority, which A81's auto_host_rewrite replaces. */
+    private readonly authority = '',
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
@@ -45,15 +53,19 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     const hold = new ClusterHold(this.refs.ref(cluster));
     // gRFC A42: a route with hash policies gives each RPC its own hash, so its own object.
     const hash = requestHash(decision.route, metadata, channelId);
+    const action = route.action;
+    const forwarding =
+      action.type === 'cluster' || action.type === 'weighted_clusters' ? action : undefined;
+    const rewrite = forwarding?.autoHostRewrite === true;
     const pickInformation =
       hash === undefined
-        ? this.sharedPickInfo(cluster)
-        : { [PICK_CLUSTER]: cluster, [PICK_HASH]: hash };
-    const action = route.action;
-    const retry =
-      action.type === 'cluster' || action.type === 'weighted_clusters'
-        ? action.retryPolicy
-        : undefined;
+        ? this.sharedPickInfo(cluster, rewrite)
+        : {
+            [PICK_CLUSTER]: cluster,
+            [PICK_HASH]: hash,
+            ...(rewrite && { [PICK_AUTHORITY]: this.authority }),
+          };
+    const retry = forwarding?.retryPolicy;
     const faults = this.faults?.factoriesFor(route, cluster);
     return {
       methodConfig: methodConfigFor(decision.timeoutMs, retry),
@@ -70,9 +82,15 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     for (const release of this.releases) release();
   }
 
-  private sharedPickInfo(cluster: string): { readonly [PICK_CLUSTER]: string } {
-    let info = this.pickInfo.get(cluster);
-    if (!info) this.pickInfo.set(cluster, (info = { [PICK_CLUSTER]: cluster }));
+  private sharedPickInfo(cluster: string, rewrite: boolean): PickInfo {
+    const infos = rewrite ? this.rewritingPickInfo : this.pickInfo;
+    let info = infos.get(cluster);
+    if (!info) {
+      info = rewrite
+        ? { [PICK_CLUSTER]: cluster, [PICK_AUTHORITY]: this.authority }
+        : { [PICK_CLUSTER]: cluster };
+      infos.set(cluster, info);
+    }
     return info;
   }
 }

@@ -14,9 +14,18 @@ export const POLICY = {
   ringHash: 'xds_client.ring_hash',
   /** gRFC A48's least_request (grpc-js has none). */
   leastRequest: 'xds_client.least_request',
+  /** gRFC A113's pick_first: addresses shuffled by weight (grpc-js's shuffle is not). */
+  pickFirstWeighted: 'xds_client.pick_first_weighted',
   /** Under grpc-js's `outlier_detection`: the cluster_impl config handed down (A50). */
   outlierDetectionChild: 'xds_client.outlier_detection_child',
 } as const;
+
+/**
+ * gRPC's own name for ring hash in a service config (grpc-go, grpc-java, C-core), registered
+ * beside ours so that A76's `requestHashHeader` config works as it does there. grpc-js-xds
+ * registers `ring_hash`, not this (decision 0049).
+ */
+export const GRPC_RING_HASH_POLICY = 'ring_hash_experimental';
 
 /**
  * Channel option: the bootstrap for this channel's xDS client, as JSON text or an object
@@ -59,6 +68,11 @@ export const PICK_FAILURE = 'xds_client.failure';
  * absent when its route has no hash policies.
  */
 export const PICK_HASH = 'xds_client.hash';
+/**
+ * Pick information key: the channel's authority, set when the RPC's route has
+ * `auto_host_rewrite` (gRFC A81): a call with this authority gets the endpoint's hostname.
+ */
+export const PICK_AUTHORITY = 'xds_client.authority';
 
 /**
  * Channel option: the largest ring the ring_hash policy builds (default 4096, gRFC A42); a

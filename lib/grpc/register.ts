@@ -11,6 +11,7 @@ import {
   OutlierDetectionChildConfig,
   OutlierDetectionChildLoadBalancer,
 } from './lb/outlier-detection/outlier-detection';
+import { registerPickFirstWeightedPolicy } from './lb/pick-first-weighted/pick-first-weighted';
 import { registerPriorityPolicy } from './lb/priority/priority';
 import { registerRingHashPolicy } from './lb/ring-hash/ring-hash';
 import { registerWeightedTargetPolicy } from './lb/weighted-target/weighted-target';
@@ -42,6 +43,7 @@ export function register(): void {
   registerPriorityPolicy();
   registerWeightedTargetPolicy();
   registerRingHashPolicy();
+  registerPickFirstWeightedPolicy();
   experimental.registerLoadBalancerType(
     POLICY.leastRequest,
     LeastRequestLoadBalancer,

@@ -90,8 +90,7 @@ export class XdsResolver implements experimental.Resolver {
     try {
       const client = lease.client;
       const listenerName = listenerNameFor(client.bootstrap, targetAuthority, this.target.path);
-      const dataPlaneAuthority =
-        (this.options['grpc.default_authority'] as string | undefined) ?? this.target.path;
+      const dataPlaneAuthority = this.dataPlaneAuthority();
       let running: Running | undefined = undefined;
       const manager = new DependencyManager(
         client,
@@ -138,8 +137,20 @@ export class XdsResolver implements experimental.Resolver {
     const clusters = routeClusters(config.virtualHost);
     const hcm = config.listener.httpConnectionManager;
     const faults = FaultInjection.for(hcm, config.virtualHost);
-    const selector = new XdsConfigSelector(table, running.refs, clusters, config.nodeId, faults);
+    const selector = new XdsConfigSelector(
+      table,
+      running.refs,
+      clusters,
+      config.nodeId,
+      faults,
+      this.dataPlaneAuthority(),
+    );
     this.emit(serviceConfig, config, selector);
+  }
+
+  /** The channel's `:authority`: `grpc.default_authority`, else the target's path. */
+  private dataPlaneAuthority(): string {
+    return (this.options['grpc.default_authority'] as string | undefined) ?? this.target.path;
   }
 
   /**

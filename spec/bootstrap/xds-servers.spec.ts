@@ -159,6 +159,14 @@ describe('loadBootstrap xds_servers', () => {
     assert.equal(one?.failOnDataErrors, true);
   });
 
+  it('marks a server with trusted_xds_server as trusted (gRFC A81), and only that one', () => {
+    const server = (features: unknown) =>
+      loadBootstrap(withServer({ server_features: features })).xdsServers[0];
+    assert.equal(server(['trusted_xds_server'])?.trustedXdsServer, true);
+    assert.equal(server(['xds_v3'])?.trustedXdsServer, undefined);
+    assert.equal(server(undefined)?.trustedXdsServer, undefined);
+  });
+
   it('requires server_features to be an array of strings', () => {
     assertInvalid(
       withServer({ server_features: 'xds_v3' }),

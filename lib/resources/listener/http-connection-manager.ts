@@ -15,7 +15,7 @@ import {
   extractFilterExtension,
   validateRouterConfig,
 } from '../route-config/filters';
-import { validateRouteConfiguration } from '../route-config/validate';
+import { validateRouteConfiguration, type RouteValidationOptions } from '../route-config/validate';
 import type { HttpConnectionManagerConfig, HttpFilterConfig } from './update';
 
 const HCM_TYPE =
@@ -37,6 +37,7 @@ export function validateHcmAny(
   any: Any,
   errors: ValidationErrors,
   side: 'client' | 'server',
+  routeOptions: RouteValidationOptions = {},
 ): HttpConnectionManagerConfig {
   // Compared by type name, as C-core does; a TypedStruct is refused (it is not an HCM).
   if (typeNameOfUrl(any.type_url) !== HCM_TYPE) {
@@ -44,7 +45,7 @@ export function validateHcmAny(
     return EMPTY_HCM;
   }
   const hcm = decodeMessage(HCM_TYPE, any.value, errors);
-  return hcm ? validateHcm(hcm, errors, side === 'server') : EMPTY_HCM;
+  return hcm ? validateHcm(hcm, errors, side === 'server', routeOptions) : EMPTY_HCM;
 }
 
 /** Proto names of ConfigSource.config_source_specifier members, for messages. */
@@ -173,6 +174,7 @@ function validateHcm(
   hcm: HttpConnectionManager,
   errors: ValidationErrors,
   server: boolean,
+  routeOptions: RouteValidationOptions,
 ): HttpConnectionManagerConfig {
   // A41: gRPC never trusts X-Forwarded-For; a Listener that asks it to is NACKed.
   if (hcm.xffNumTrustedHops !== 0) errors.addAt('xff_num_trusted_hops', 'must be 0');
@@ -187,7 +189,7 @@ function validateHcm(
       break;
     case 'routeConfig':
       routeConfig = errors.field('route_config', () =>
-        validateRouteConfiguration(hcm.routeConfig!, errors),
+        validateRouteConfiguration(hcm.routeConfig!, errors, routeOptions),
       );
       break;
     case 'scopedRoutes':

@@ -27,7 +27,10 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = {
       bytes,
       codec.decode,
       (listener) => listener.name,
-      (listener, errors) => validateListener(listener, errors, context?.certificateProviders),
+      (listener, errors) =>
+        validateListener(listener, errors, context?.certificateProviders, {
+          trustedXdsServer: context?.server.trustedXdsServer,
+        }),
     ),
   peekName: peekNameField,
 };

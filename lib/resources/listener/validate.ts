@@ -4,6 +4,7 @@
 import type { Listener } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
 import type { ProviderNames } from '../common-tls-context';
+import type { RouteValidationOptions } from '../route-config/validate';
 import { EMPTY_HCM, validateHcmAny } from './http-connection-manager';
 import { validateServerListener } from './server-listener';
 import type { ListenerUpdate } from './update';
@@ -16,6 +17,8 @@ export function validateListener(
   listener: Listener,
   errors: ValidationErrors,
   certificateProviders?: ProviderNames,
+  /** For an inline RouteConfiguration (gRFC A81's trusted server). */
+  routeOptions: RouteValidationOptions = {},
 ): ListenerUpdate {
   const apiListener = listener.apiListener;
   if (!apiListener) {
@@ -33,7 +36,7 @@ export function validateListener(
         errors.add('field not present');
         return EMPTY_HCM;
       }
-      return validateHcmAny(any, errors, 'client');
+      return validateHcmAny(any, errors, 'client', routeOptions);
     }),
   );
   return Object.freeze({ name: listener.name, httpConnectionManager });

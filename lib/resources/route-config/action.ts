@@ -1,5 +1,5 @@
 // RouteAction validation: cluster specifier, weighted clusters (A28), max stream duration (A31),
-// retry policy (A44) and hash policies (A42).
+// retry policy (A44), hash policies (A42) and auto_host_rewrite (A81).
 import type {
   RetryPolicy as RetryPolicyProto,
   RouteAction as RouteActionProto,
@@ -186,6 +186,7 @@ export function validateRouteAction(
   virtualHostRetry: RetryPolicy | undefined,
   plugins: ClusterSpecifierPlugins,
   errors: ValidationErrors,
+  trustedXdsServer = false,
 ): RouteAction | undefined {
   const maxStreamDurationMs = validateMaxStreamDuration(action, errors);
   const hashPolicies: HashPolicy[] = [];
@@ -202,6 +203,8 @@ export function validateRouteAction(
     hashPolicies: Object.freeze(hashPolicies),
     ...(maxStreamDurationMs === undefined ? {} : { maxStreamDurationMs }),
     ...(retryPolicy === undefined ? {} : { retryPolicy }),
+    // A81: read only from a server the bootstrap trusts; any value is valid.
+    ...(trustedXdsServer && action.autoHostRewrite?.value === true && { autoHostRewrite: true }),
   };
   switch (action.clusterSpecifier) {
     case 'cluster': {

@@ -30,7 +30,7 @@ export type {
 } from './update';
 export { findVirtualHost, isValidDomainPattern } from './virtual-host-matching';
 export { compileSafeRegex, type CompiledRegex } from '../safe-regex';
-export { validateRouteConfiguration } from './validate';
+export { validateRouteConfiguration, type RouteValidationOptions } from './validate';
 export { grpcCodeForHttpStatus, sanitizeGrpcCode } from './fault';
 
 const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');
@@ -40,13 +40,16 @@ export const routeConfigResourceType: ResourceType<RouteConfigUpdate> = {
   typeName: 'RouteConfiguration',
   // RDS is not state-of-the-world complete: a missing RouteConfiguration is not a deletion.
   allResourcesRequiredInSotW: false,
-  decode: (bytes) =>
+  decode: (bytes, context) =>
     decodeAndValidate(
       'RouteConfiguration',
       bytes,
       codec.decode,
       (config) => config.name,
-      validateRouteConfiguration,
+      (config, errors) =>
+        validateRouteConfiguration(config, errors, {
+          trustedXdsServer: context?.server.trustedXdsServer,
+        }),
     ),
   peekName: peekNameField,
 };

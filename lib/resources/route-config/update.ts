@@ -84,6 +84,12 @@ export interface ForwardingSettings {
   readonly retryPolicy?: RetryPolicy;
   /** gRFC A42: ring-hash inputs, in order. Unsupported kinds are left out. */
   readonly hashPolicies: readonly HashPolicy[];
+  /**
+   * gRFC A81: `auto_host_rewrite` is true and the resource came from a server with
+   * `trusted_xds_server`: RPCs carry the picked endpoint's hostname as :authority. Present, and
+   * true, only then.
+   */
+  readonly autoHostRewrite?: true;
 }
 
 export interface ClusterAction extends ForwardingSettings {

@@ -67,6 +67,7 @@ function validateRoute(
   virtualHostRetry: RetryPolicy | undefined,
   plugins: ClusterSpecifierPlugins,
   errors: ValidationErrors,
+  options: RouteValidationOptions,
 ): Route | undefined {
   const matchProto = route.match;
   if (!matchProto) {
@@ -80,7 +81,13 @@ function validateRoute(
   switch (route.action) {
     case 'route':
       action = errors.field('route', () =>
-        validateRouteAction(route.route!, virtualHostRetry, plugins, errors),
+        validateRouteAction(
+          route.route!,
+          virtualHostRetry,
+          plugins,
+          errors,
+          options.trustedXdsServer,
+        ),
       );
       if (!action) return undefined;
       break;
@@ -106,6 +113,7 @@ function validateVirtualHost(
   vh: VirtualHostProto,
   plugins: ClusterSpecifierPlugins,
   errors: ValidationErrors,
+  options: RouteValidationOptions,
 ): VirtualHost {
   if (vh.domains.length === 0) errors.addAt('domains', 'must be non-empty');
   vh.domains.forEach((domain, i) => {
@@ -122,7 +130,7 @@ function validateVirtualHost(
   const routes: Route[] = [];
   vh.routes.forEach((route, i) => {
     const r = errors.field('routes', () =>
-      errors.index(i, () => validateRoute(route, retryPolicy, plugins, errors)),
+      errors.index(i, () => validateRoute(route, retryPolicy, plugins, errors, options)),
     );
     if (r) routes.push(r);
   });
@@ -136,6 +144,12 @@ function validateVirtualHost(
   });
 }
 
+/** What route validation needs to know of where the resource came from. */
+export interface RouteValidationOptions {
+  /** The xDS server has `trusted_xds_server` (gRFC A81): `auto_host_rewrite` is read. */
+  readonly trustedXdsServer?: boolean | undefined;
+}
+
 /**
  * Validates a RouteConfiguration at the current path of `errors` (the root for RDS, or
  * `api_listener.api_listener.route_config` for one inlined in a Listener). The result is only
@@ -144,11 +158,12 @@ function validateVirtualHost(
 export function validateRouteConfiguration(
   config: RouteConfiguration,
   errors: ValidationErrors,
+  options: RouteValidationOptions = {},
 ): RouteConfigUpdate {
   const plugins = validateClusterSpecifierPlugins(config.clusterSpecifierPlugins, errors);
   const virtualHosts = config.virtualHosts.map((vh, i) =>
     errors.field('virtual_hosts', () =>
-      errors.index(i, () => validateVirtualHost(vh, plugins, errors)),
+      errors.index(i, () => validateVirtualHost(vh, plugins, errors, options)),
     ),
   );
   return Object.freeze({ name: config.name, virtualHosts: Object.freeze(virtualHosts) });

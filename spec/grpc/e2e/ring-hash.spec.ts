@@ -180,13 +180,13 @@ describe('e2e: ring hash', () => {
     for (const [name, n] of counts) assert.ok(n >= 20 && n <= 90, `${name}: ${show(counts)}`);
   });
 
-  it('endpoint and locality weights multiply into each endpoint’s share of the ring', async () => {
+  it('an endpoint’s share of the ring is its locality’s share times its share of the locality (A113)', async () => {
     serve(
       ringHashCluster('echo'),
       [BY_USER],
       assignment('echo', [
         { weight: 3, endpoints: [{ address: env.addresses('a')[0]! }] },
-        // 1 (locality) × 2 (endpoint) = 2 against a's 3 × 1 … and c's 1 × 1.
+        // b: 1/4 of the priority × 2/3 of its locality = 1/6; c: 1/4 × 1/3 = 1/12; a: 3/4.
         {
           weight: 1,
           endpoints: [
@@ -197,12 +197,12 @@ describe('e2e: ring hash', () => {
       ]),
     );
     const client = env.client();
-    const counts = tally(await placement(client, keys(300)));
-    const share = (name: string) => (counts.get(name) ?? 0) / 300;
-    // Expected 3/6, 2/6, 1/6.
-    assert.ok(Math.abs(share('a') - 0.5) < 0.1, show(counts));
-    assert.ok(Math.abs(share('b') - 1 / 3) < 0.1, show(counts));
-    assert.ok(Math.abs(share('c') - 1 / 6) < 0.1, show(counts));
+    const counts = tally(await placement(client, keys(600)));
+    const share = (name: string) => (counts.get(name) ?? 0) / 600;
+    // A42's raw products (3, 2, 1) would give 1/2, 1/3, 1/6.
+    assert.ok(Math.abs(share('a') - 3 / 4) < 0.1, show(counts));
+    assert.ok(Math.abs(share('b') - 1 / 6) < 0.08, show(counts));
+    assert.ok(Math.abs(share('c') - 1 / 12) < 0.06, show(counts));
   });
 
   it('when an endpoint leaves, its keys move and most other keys stay', async () => {

@@ -2,7 +2,7 @@
 // priority of the cluster's priorities, each with its locality policy — weighted_target over
 // the localities for `wrr_locality`, else the endpoint policy over all of them (ring_hash: one
 // ring over every locality, A42) — and the endpoints, each placed under its [priority,
-// locality] path.
+// locality] path with its A113 weight.
 
 import { experimental } from '@grpc/grpc-js';
 import { errorReason } from '../../../errors';
@@ -12,8 +12,11 @@ import type { LbEndpoint, LocalityName } from '../../../resources/endpoint';
 import type { ClusterConfig } from '../../xds-config';
 import { ClusterImplConfig } from '../cluster-impl/cluster-impl';
 import { withPath } from '../common/hierarchy';
+import { withHostname } from '../common/authority-rewrite';
 import { withLocality } from '../common/locality-subchannel';
+import { normalizedWeights } from './endpoint-weights';
 import { LeastRequestConfig } from '../least-request/least-request';
+import { PickFirstWeightedConfig } from '../pick-first-weighted/pick-first-weighted';
 import {
   msToDuration,
   outlierDetectionAvailable,
@@ -47,7 +50,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     const before = endpoints.length;
     const child =
       mechanism.type === 'LOGICAL_DNS'
-        ? logicalDnsChild(priority, endpoints)
+        ? logicalDnsChild(priority, mechanism.dnsHostname, endpoints)
         : edsChild(priority, mechanism.lbPolicy ?? cluster.lbPolicy, endpoints);
     if ('error' in child) return { error: `cluster "${cluster.name}": ${child.error}` };
     // A priority with nothing to connect to is failed over at once (A37): as a child it would
@@ -85,9 +88,18 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
   }
 }
 
-/** A37: one pick_first over every address the name resolved to, as one endpoint. */
-function logicalDnsChild(priority: Priority, out: Endpoint[]): { config: TypedConfig } {
-  const addresses = priority.localities.flatMap((l) => l.endpoints.map(socketAddress));
+/**
+ * A37: one pick_first over every address the name resolved to, as one endpoint; each address
+ * carries the name resolved, port included, as its hostname (A81).
+ */
+function logicalDnsChild(
+  priority: Priority,
+  hostname: string | undefined,
+  out: Endpoint[],
+): { config: TypedConfig } {
+  const addresses = priority.localities.flatMap((l) =>
+    l.endpoints.map((e) => withHostname(socketAddress(e), hostname)),
+  );
   if (addresses.length > 0) out.push(withPath({ addresses }, [priority.name]));
   return { config: experimental.parseLoadBalancingConfig({ pick_first: {} }) };
 }
@@ -97,28 +109,29 @@ function edsChild(
   policy: LbPolicy,
   out: Endpoint[],
 ): { config: TypedConfig } | { error: string } {
+  const localities = priority.localities.map((l) => ({ ...l, endpoints: usable(l.endpoints) }));
+  // gRFC A113: the locality's share times the endpoint's, for policies that weigh endpoints.
+  const weights = normalizedWeights(localities);
   if (policy.name === 'wrr_locality') {
     const endpointPolicy = endpointPolicyConfig(policy.child);
     if ('error' in endpointPolicy) return endpointPolicy;
-    const targets = priority.localities.map((l) => {
+    const targets = localities.map((l, i) => {
       const name = localityName(l.locality);
-      for (const e of usable(l.endpoints)) {
-        out.push(withPath(endpointOf(e, l.locality), [priority.name, name]));
-      }
+      l.endpoints.forEach((e, j) => {
+        out.push(withPath(endpointOf(e, l.locality, weights[i]![j]!), [priority.name, name]));
+      });
       return { name, weight: l.weight, config: endpointPolicy.config };
     });
     return { config: new WeightedTargetConfig(targets) };
   }
   const endpointPolicy = endpointPolicyConfig(policy);
   if ('error' in endpointPolicy) return endpointPolicy;
-  for (const l of priority.localities) {
-    for (const e of usable(l.endpoints)) {
-      // A42: one ring over all localities, each endpoint weighted by its locality too.
-      const endpoint =
-        policy.name === 'ring_hash' ? weighted(e, l.locality, l.weight) : endpointOf(e, l.locality);
-      out.push(withPath(endpoint, [priority.name]));
-    }
-  }
+  // One endpoint policy over all localities (ring_hash's one ring, A42).
+  localities.forEach((l, i) => {
+    l.endpoints.forEach((e, j) => {
+      out.push(withPath(endpointOf(e, l.locality, weights[i]![j]!), [priority.name]));
+    });
+  });
   return endpointPolicy;
 }
 
@@ -128,11 +141,10 @@ function endpointPolicyConfig(policy: LbPolicy): { config: TypedConfig } | { err
     case 'round_robin':
       return { config: experimental.parseLoadBalancingConfig({ round_robin: {} }) };
     case 'pick_first':
-      return {
-        config: experimental.parseLoadBalancingConfig({
-          pick_first: { shuffleAddressList: policy.shuffleAddressList },
-        }),
-      };
+      // A113: shuffled by weight, by our policy (grpc-js's shuffle never puts the second first).
+      return policy.shuffleAddressList
+        ? { config: new PickFirstWeightedConfig() }
+        : { config: experimental.parseLoadBalancingConfig({ pick_first: {} }) };
     case 'ring_hash':
       return { config: new RingHashConfig(policy.minRingSize, policy.maxRingSize) };
     case 'least_request':
@@ -175,21 +187,17 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 
 /**
  * An endpoint and its extra addresses (gRFC A61), in the order sent, each marked with the
- * endpoint's locality (load reports count RPCs per locality), and with what ring_hash reads:
- * its weight and its A76 hash key.
+ * endpoint's locality (load reports count RPCs per locality) and hostname (A81), and with what
+ * ring_hash and the
+ * weighted pick_first read: its A113 weight and its A76 hash key.
  */
-function endpointOf(e: LbEndpoint, locality: LocalityName): RingHashEndpoint {
+function endpointOf(e: LbEndpoint, locality: LocalityName, weight: number): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
   const endpoint: RingHashEndpoint = {
-    addresses: addresses.map((a) => withLocality(a, locality)),
-    xdsClientWeight: e.weight,
+    addresses: addresses.map((a) => withHostname(withLocality(a, locality), e.hostname)),
+    xdsClientWeight: weight,
   };
   return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };
-}
-
-/** The endpoint with its weight multiplied by its locality's (gRFC A42). */
-function weighted(e: LbEndpoint, locality: LocalityName, localityWeight: number): RingHashEndpoint {
-  return { ...endpointOf(e, locality), xdsClientWeight: e.weight * localityWeight };
 }
 
 /** A readable, unique name for a locality within its priority. */

@@ -1,5 +1,6 @@
 // `xds_client.cluster_manager` (gRFC A28, A31): one child per cluster the routes or in-flight
-// RPCs use, each a `cds` policy; an RPC goes to the child its ConfigSelector chose.
+// RPCs use, each a `cds` policy; an RPC goes to the child its ConfigSelector chose, with the
+// endpoint's hostname as its :authority when its route says so (A81, common/authority-rewrite.ts).
 
 import {
   connectivityState,
@@ -7,8 +8,9 @@ import {
   type ChannelOptions,
   type LoadBalancingConfig,
 } from '@grpc/grpc-js';
-import { PICK_CLUSTER, PICK_FAILURE, POLICY } from '../../names';
+import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, POLICY } from '../../names';
 import { aggregateState } from '../common/aggregate-state';
+import { rewriteAuthority, withHostnameOf } from '../common/authority-rewrite';
 import { dropPick } from '../common/pick-results';
 
 type Endpoint = experimental.Endpoint;
@@ -101,6 +103,9 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
         child.picker = picker;
         if (!this.updating) this.report();
       },
+      // A81: subchannels of endpoints with a hostname are marked here, at the root.
+      createSubchannel: (address, args) =>
+        withHostnameOf(this.helper.createSubchannel(address, args), address),
     });
     child = {
       state: connectivityState.IDLE,
@@ -152,6 +157,6 @@ class ClusterManagerPicker implements experimental.Picker {
     const picker = this.pickers.get(cluster);
     // Cannot happen while the selector holds its clusters (A31); fail rather than hang.
     if (!picker) return dropPick(`cluster "${cluster}" is not in the channel's configuration`);
-    return picker.pick(args);
+    return rewriteAuthority(picker.pick(args), args.extraPickInfo[PICK_AUTHORITY]);
   }
 }

@@ -1,8 +1,12 @@
 // The ring_hash picker (gRFC A42, A61, A76): a request hash goes to the first working endpoint
-// at or after it on the ring; without one, a random walk from a random place.
+// at or after it on the ring; without one, a random walk from a random place. The hash is the
+// ConfigSelector's (the route's hash policies), or, with A76's `requestHashHeader`, XXH64 of
+// that header's values joined with `,`.
 
 import { connectivityState, experimental } from '@grpc/grpc-js';
 import { PICK_HASH } from '../../names';
+import { headerValue } from '../../routing/headers';
+import { xxh64 } from '../../xxhash64';
 import { lowerBound, parseHash, type Ring } from './ring';
 
 type Picker = experimental.Picker;
@@ -26,15 +30,18 @@ export class RingHashPicker implements Picker {
   private readonly pickers: Picker[];
   private readonly anyConnecting: boolean;
 
-  constructor(private readonly ring: Ring) {
+  constructor(
+    private readonly ring: Ring,
+    /** A76: the header to hash instead of the ConfigSelector's hash; '' for none. */
+    private readonly requestHashHeader = '',
+  ) {
     this.states = ring.children.map((c) => c.state);
     this.pickers = ring.children.map((c) => c.picker);
     this.anyConnecting = this.states.includes(connectivityState.CONNECTING);
   }
 
   pick(args: PickArgs): PickResult {
-    const text = args.extraPickInfo[PICK_HASH];
-    const hash = text === undefined ? undefined : parseHash(text);
+    const hash = this.requestHash(args);
     if (hash === undefined) return this.pickAtRandom(args);
     const { hashes, entries, children } = this.ring;
     const first = lowerBound(hashes, hash);
@@ -54,6 +61,19 @@ export class RingHashPicker implements Picker {
     }
     // Every endpoint has failed: the first one's failure.
     return this.pickers[entries[first]!]!.pick(args);
+  }
+
+  /**
+   * With a request hash header, the hash of its value (A76: an RPC without the header gets a
+   * random walk, like an RPC whose route has no hash policies); else the ConfigSelector's.
+   */
+  private requestHash(args: PickArgs): bigint | undefined {
+    if (this.requestHashHeader !== '') {
+      const value = headerValue(args.metadata, this.requestHashHeader);
+      return value === undefined ? undefined : xxh64(value);
+    }
+    const text = args.extraPickInfo[PICK_HASH];
+    return text === undefined ? undefined : parseHash(text);
   }
 
   /**

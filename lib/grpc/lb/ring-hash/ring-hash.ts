@@ -16,13 +16,15 @@
 // the ring, finding a hash on it), picker.ts (the pick); this file is the policy.
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
-import { POLICY, RING_SIZE_CAP_OPTION } from '../../names';
+import { GRPC_RING_HASH_POLICY, POLICY, RING_SIZE_CAP_OPTION } from '../../names';
 import {
   DEFAULT_RING_SIZE_CAP,
+  GrpcRingHashConfig,
   MAX_RING_SIZE_LIMIT,
   RingHashConfig,
   type RingHashEndpoint,
 } from './config';
+import { endpointWeight } from '../common/endpoint-weight';
 import { EndpointChild } from './endpoint-child';
 import { RingHashPicker } from './picker';
 import { buildRing, type Ring } from './ring';
@@ -31,10 +33,6 @@ type Endpoint = experimental.Endpoint;
 type StatusOr<T> = experimental.StatusOr<T>;
 type ChannelControlHelper = experimental.ChannelControlHelper;
 type TypedLoadBalancingConfig = experimental.TypedLoadBalancingConfig;
-
-function positiveWeight(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 1;
-}
 
 /** The ring size cap of RING_SIZE_CAP_OPTION, or the default. */
 function ringSizeCap(options: ChannelOptions): number {
@@ -52,6 +50,8 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
   private updating = false;
   private destroyed = false;
   private idleCheck: NodeJS.Immediate | null = null;
+  /** A76's request hash header of the last config ('' for none). */
+  private requestHashHeader = '';
 
   constructor(private readonly helper: ChannelControlHelper) {}
 
@@ -62,6 +62,7 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
     resolutionNote: string,
   ): boolean {
     if (!(config instanceof RingHashConfig)) return false;
+    this.requestHashHeader = config.requestHashHeader;
     if (!endpointList.ok) {
       // A resolver error: keep serving what we have; with nothing, fail.
       if (this.children.size === 0) {
@@ -79,7 +80,7 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
     const merged = new experimental.EndpointMap<{ endpoint: Endpoint; weight: number }>();
     const order: Endpoint[] = [];
     for (const endpoint of endpointList.value as readonly RingHashEndpoint[]) {
-      const weight = positiveWeight(endpoint.xdsClientWeight);
+      const weight = endpointWeight(endpoint);
       const seen = merged.get(endpoint);
       if (seen) {
         seen.weight += weight;
@@ -221,7 +222,7 @@ export class RingHashLoadBalancer implements experimental.LoadBalancer {
         ? `ring_hash: ${failed} of ${ring.children.length} endpoints failed to connect` +
           (lastError ? `; last error: ${lastError}` : '')
         : null;
-    this.helper.updateState(state, new RingHashPicker(ring), message);
+    this.helper.updateState(state, new RingHashPicker(ring, this.requestHashHeader), message);
     // A61: a parent may send no picks while this is CONNECTING or TRANSIENT_FAILURE, so keep
     // one endpoint trying at any time until something connects.
     if (
@@ -249,7 +250,22 @@ function endpointHashKey(endpoint: RingHashEndpoint): string {
   return first ? experimental.subchannelAddressToString(first) : '';
 }
 
-/** Registers `xds_client.ring_hash` in grpc-js (idempotent: the registry is a map). */
+/** The same policy under gRPC's service-config name (names.ts). */
+class GrpcRingHashLoadBalancer extends RingHashLoadBalancer {
+  override getTypeName(): string {
+    return GRPC_RING_HASH_POLICY;
+  }
+}
+
+/**
+ * Registers `xds_client.ring_hash` and `ring_hash_experimental` in grpc-js (idempotent: the
+ * registry is a map).
+ */
 export function registerRingHashPolicy(): void {
   experimental.registerLoadBalancerType(POLICY.ringHash, RingHashLoadBalancer, RingHashConfig);
+  experimental.registerLoadBalancerType(
+    GRPC_RING_HASH_POLICY,
+    GrpcRingHashLoadBalancer,
+    GrpcRingHashConfig,
+  );
 }
