@@ -1,0 +1,37 @@
+// What the xDS security specs share: an Echo service that answers with the SANs of the client
+// certificate the server authenticated, and one RPC to it that reports the answer or the failure.
+import * as grpc from '@grpc/grpc-js';
+import { ECHO_PATH, unaryMethod } from './backends';
+
+const identity = (b: Buffer) => b;
+
+export const PEER_ECHO_SERVICE: grpc.ServiceDefinition = { Echo: unaryMethod(ECHO_PATH) };
+
+/** Echo answers `peer <SANs>`, or `no peer certificate`. */
+export const PEER_ECHO_HANDLERS: grpc.UntypedServiceImplementation = {
+  Echo: (call: grpc.ServerUnaryCall<Buffer, string>, done: grpc.sendUnaryData<string>) => {
+    const peer = call.getAuthContext().sslPeerCertificate;
+    done(null, peer?.subjectaltname ? `peer ${peer.subjectaltname}` : 'no peer certificate');
+  },
+};
+
+/**
+ * One RPC: the server's answer, or the failure's status code name (followed by `: details`
+ * when `withDetails`).
+ */
+export function peerCall(client: grpc.Client, { withDetails = false } = {}): Promise<string> {
+  return new Promise((resolve) => {
+    client.makeUnaryRequest<Buffer, string>(
+      ECHO_PATH,
+      identity,
+      (b: Buffer) => b.toString(),
+      Buffer.alloc(0),
+      new grpc.Metadata(),
+      { deadline: Date.now() + 2000 },
+      (error, answer) => {
+        if (!error) resolve(answer!);
+        else resolve(`${grpc.status[error.code]}${withDetails ? `: ${error.details}` : ''}`);
+      },
+    );
+  });
+}
