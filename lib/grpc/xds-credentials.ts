@@ -17,8 +17,8 @@ import type { DownstreamTlsConfig } from '../resources/listener';
 import { ClusterTlsConnector } from './certificates/cluster-connector';
 import { spiffeClientCheck } from './certificates/spiffe-client-check';
 import { leaseProvider, systemRootsLease, type ProviderLease } from './certificates/provider-store';
-import type { SubchannelSecurity } from './certificates/security';
-import { SECURITY_OPTION } from './names';
+import { sniFor, type SubchannelSecurity } from './certificates/security';
+import { ENDPOINT_HOSTNAME_OPTION, SECURITY_OPTION } from './names';
 
 type SecureConnector = experimental.SecureConnector;
 /** The target parameter of `_createSecureConnector` (grpc-js's GrpcUri, not exported). */
@@ -81,8 +81,8 @@ function clusterConnector(
     ca: security.ca === 'system' ? systemRootsLease() : lease(security.ca),
     identity: security.identity && lease(security.identity),
     subjectAltNameMatchers: security.subjectAltNameMatchers,
-    sni: undefined,
-    autoSniSanValidation: false,
+    sni: sniFor(security, options[ENDPOINT_HOSTNAME_OPTION] as string | undefined),
+    autoSniSanValidation: security.autoSniSanValidation,
     callCredentials,
   });
 }

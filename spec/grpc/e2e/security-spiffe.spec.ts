@@ -5,13 +5,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import {
-  BOOTSTRAP_OPTION,
-  XdsChannelCredentials,
-  XdsServer,
-  XdsServerCredentials,
-  register,
-} from '../../../lib/grpc';
+import { BOOTSTRAP_OPTION, XdsServer, XdsServerCredentials, register } from '../../../lib/grpc';
 import {
   ManagementServer,
   TestCertificateAuthority,
@@ -26,7 +20,12 @@ import {
   type TestCertificate,
 } from '../../../lib/testing';
 import { waitUntil } from '../helpers/backends';
-import { PEER_ECHO_HANDLERS, PEER_ECHO_SERVICE, peerCall } from '../helpers/peer-echo';
+import {
+  PEER_ECHO_HANDLERS,
+  PEER_ECHO_SERVICE,
+  peerCall,
+  securityClient,
+} from '../helpers/peer-echo';
 import { bindLoopback } from '../helpers/xds-server-env';
 
 const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
@@ -112,16 +111,7 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
       edsCluster(instance, { tls: { caInstance: instance, identityInstance: instance } }),
     );
     management.setResource('endpoint', endpoints(instance, [{ addresses: [`127.0.0.1:${port}`] }]));
-    const created = new grpc.Client(
-      `xds:///${instance}.test`,
-      new XdsChannelCredentials(grpc.credentials.createInsecure()),
-      {
-        [BOOTSTRAP_OPTION]: bootstrap,
-        'grpc.use_local_subchannel_pool': 1,
-        'grpc.initial_reconnect_backoff_ms': 100,
-        'grpc.max_reconnect_backoff_ms': 200,
-      },
-    );
+    const created = securityClient(`xds:///${instance}.test`, bootstrap);
     clients.push(created);
     return created;
   }

@@ -30,7 +30,12 @@ import {
   type UpstreamTlsOptions,
 } from '../../../lib/testing';
 import { waitUntil } from '../helpers/backends';
-import { PEER_ECHO_HANDLERS, PEER_ECHO_SERVICE, peerCall } from '../helpers/peer-echo';
+import {
+  PEER_ECHO_HANDLERS,
+  PEER_ECHO_SERVICE,
+  peerCall,
+  securityClient,
+} from '../helpers/peer-echo';
 
 const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
 const SERVICE = 'secure.test';
@@ -117,12 +122,7 @@ describe('xDS credentials (gRFC A29)', () => {
   }
 
   function client(credentials: grpc.ChannelCredentials): grpc.Client {
-    const created = new grpc.Client(`xds:///${SERVICE}`, credentials, {
-      [BOOTSTRAP_OPTION]: bootstrap,
-      'grpc.use_local_subchannel_pool': 1,
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 200,
-    });
+    const created = securityClient(`xds:///${SERVICE}`, bootstrap, credentials);
     clients.push(created);
     return created;
   }

@@ -1,6 +1,7 @@
 // What the xDS security specs share: an Echo service that answers with the SANs of the client
 // certificate the server authenticated, and one RPC to it that reports the answer or the failure.
 import * as grpc from '@grpc/grpc-js';
+import { BOOTSTRAP_OPTION, XdsChannelCredentials } from '../../../lib/grpc';
 import { ECHO_PATH, unaryMethod } from './backends';
 
 const identity = (b: Buffer) => b;
@@ -33,5 +34,24 @@ export function peerCall(client: grpc.Client, { withDetails = false } = {}): Pro
         else resolve(`${grpc.status[error.code]}${withDetails ? `: ${error.details}` : ''}`);
       },
     );
+  });
+}
+
+/**
+ * A client of `target` with its own subchannels (no sharing between specs) that reconnects
+ * within 200 ms; XdsChannelCredentials over plaintext unless `credentials` are given.
+ */
+export function securityClient(
+  target: string,
+  bootstrap: string,
+  credentials: grpc.ChannelCredentials = new XdsChannelCredentials(
+    grpc.credentials.createInsecure(),
+  ),
+): grpc.Client {
+  return new grpc.Client(target, credentials, {
+    [BOOTSTRAP_OPTION]: bootstrap,
+    'grpc.use_local_subchannel_pool': 1,
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 200,
   });
 }

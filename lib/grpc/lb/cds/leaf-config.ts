@@ -12,6 +12,7 @@ import type { LbEndpoint, LocalityName } from '../../../resources/endpoint';
 import type { ClusterConfig } from '../../xds-config';
 import { ClusterImplConfig } from '../cluster-impl/cluster-impl';
 import { withPath } from '../common/hierarchy';
+import { hostWithoutPort, withHostname } from '../../certificates/endpoint-hostname';
 import { withLocality } from '../common/locality-subchannel';
 import { LeastRequestConfig } from '../least-request/least-request';
 import {
@@ -47,7 +48,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     const before = endpoints.length;
     const child =
       mechanism.type === 'LOGICAL_DNS'
-        ? logicalDnsChild(priority, endpoints)
+        ? logicalDnsChild(priority, mechanism.dnsHostname ?? '', endpoints)
         : edsChild(priority, mechanism.lbPolicy ?? cluster.lbPolicy, endpoints);
     if ('error' in child) return { error: `cluster "${cluster.name}": ${child.error}` };
     // A priority with nothing to connect to is failed over at once (A37): as a child it would
@@ -86,8 +87,16 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
 }
 
 /** A37: one pick_first over every address the name resolved to, as one endpoint. */
-function logicalDnsChild(priority: Priority, out: Endpoint[]): { config: TypedConfig } {
-  const addresses = priority.localities.flatMap((l) => l.endpoints.map(socketAddress));
+function logicalDnsChild(
+  priority: Priority,
+  dnsHostname: string,
+  out: Endpoint[],
+): { config: TypedConfig } {
+  // A101: the DNS name, without its port, is the hostname auto_host_sni sends.
+  const host = hostWithoutPort(dnsHostname);
+  const addresses = priority.localities.flatMap((l) =>
+    l.endpoints.map((e) => withHostname(socketAddress(e), host)),
+  );
   if (addresses.length > 0) out.push(withPath({ addresses }, [priority.name]));
   return { config: experimental.parseLoadBalancingConfig({ pick_first: {} }) };
 }
@@ -181,7 +190,7 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 function endpointOf(e: LbEndpoint, locality: LocalityName): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
   const endpoint: RingHashEndpoint = {
-    addresses: addresses.map((a) => withLocality(a, locality)),
+    addresses: addresses.map((a) => withHostname(withLocality(a, locality), e.hostname)),
     xdsClientWeight: e.weight,
   };
   return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };
