@@ -24,6 +24,7 @@ import {
   PEER_ECHO_HANDLERS,
   PEER_ECHO_SERVICE,
   peerCall,
+  ROTATION_WAIT_MS,
   securityClient,
 } from '../helpers/peer-echo';
 import { bindLoopback } from '../helpers/xds-server-env';
@@ -124,9 +125,11 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
   const clientOf = async (ca: TestCertificateAuthority, uris: string[], map = bothDomains()) =>
     provider({ identity: ca.issue({ uris }), map });
 
-  /** Waits until the server serves, then expects three RPCs to fail with `details`. */
+  /** Waits until RPCs fail with `details`, then expects three more to fail so. */
   async function assertRefused(c: grpc.Client, details: RegExp): Promise<void> {
     await waitUntil('the server serves', () => serving);
+    // The client's own resources may still be on their way: the first refusal is awaited.
+    await waitUntil(`an RPC fails with ${details}`, async () => details.test(await call(c)));
     for (let i = 0; i < 3; i++) {
       const answer = await call(c);
       assert.match(answer, /^UNAVAILABLE: /);
@@ -141,7 +144,7 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
       b: await clientOf(caB, ['spiffe://b.test/client']),
     });
     const a = client('a');
-    await waitUntil('a.test is served', async () => (await call(a)) !== 'x');
+    await waitUntil('a.test is served', async () => (await call(a)).startsWith('peer'));
     assert.equal(await call(a), 'peer URI:spiffe://a.test/client');
     const b = client('b');
     await waitUntil('b.test is served', async () => (await call(b)).startsWith('peer'));
@@ -174,7 +177,11 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
     const a = client('a');
     await assertRefused(a, /trust domain "a\.test" is not in the SPIFFE trust bundle map/);
     await writeCertificateFiles({ spiffeBundleMap: bothDomains() }, clientFiles.dir);
-    await waitUntil('the reloaded map is used', async () => (await call(a)).startsWith('peer'));
+    await waitUntil(
+      'the reloaded map is used',
+      async () => (await call(a)).startsWith('peer'),
+      ROTATION_WAIT_MS,
+    );
     assert.equal(await call(a), 'peer URI:spiffe://a.test/client');
   });
 
@@ -232,8 +239,10 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
     const next = caA.issue({ uris: ['spiffe://a.test/client-v2'] });
     await writeCertificateFiles({ identity: next }, files.dir);
     // Each probe on a new channel, so a new connection, verified with the map held then.
-    await waitUntil('the files are read again', async () =>
-      (await call(client('a'))).endsWith('client-v2'),
+    await waitUntil(
+      'the files are read again',
+      async () => (await call(client('a'))).endsWith('client-v2'),
+      ROTATION_WAIT_MS,
     );
     const again = client('a');
     for (let i = 0; i < 3; i++)

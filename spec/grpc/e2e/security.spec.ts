@@ -34,6 +34,7 @@ import {
   PEER_ECHO_HANDLERS,
   PEER_ECHO_SERVICE,
   peerCall,
+  ROTATION_WAIT_MS,
   securityClient,
 } from '../helpers/peer-echo';
 
@@ -246,6 +247,7 @@ describe('xDS credentials (gRFC A29)', () => {
     await waitUntil(
       'the new certificates are used',
       async () => (await call(c)) === `peer URI:${nextClient}`,
+      ROTATION_WAIT_MS,
     );
     for (let i = 0; i < 5; i++) assert.equal(await call(c), `peer URI:${nextClient}`);
   });

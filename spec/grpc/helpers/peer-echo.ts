@@ -2,9 +2,17 @@
 // certificate the server authenticated, and one RPC to it that reports the answer or the failure.
 import * as grpc from '@grpc/grpc-js';
 import { BOOTSTRAP_OPTION, XdsChannelCredentials } from '../../../lib/grpc';
+import { EVENT_DEADLINE_MS } from '../../helpers/constants';
 import { ECHO_PATH, unaryMethod } from './backends';
 
 const identity = (b: Buffer) => b;
+
+/**
+ * How long a spec waits for rotated files to be in use: both sides re-read them (every 0.1 s in
+ * specs), the server swaps its secure context, and the client reconnects after its backoff,
+ * several events in a row, each of which may take EVENT_DEADLINE_MS on a loaded machine.
+ */
+export const ROTATION_WAIT_MS = 3 * EVENT_DEADLINE_MS;
 
 export const PEER_ECHO_SERVICE: grpc.ServiceDefinition = { Echo: unaryMethod(ECHO_PATH) };
 
