@@ -1061,6 +1061,8 @@ export interface SdsSecretConfig {
 export interface UpstreamTlsContext {
   readonly commonTlsContext: CommonTlsContext | null;
   readonly sni: string;
+  readonly autoHostSni: boolean;
+  readonly autoSniSanValidation: boolean;
 }
 
 /** envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext */

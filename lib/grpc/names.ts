@@ -58,6 +58,12 @@ export const OUTLIER_DETECTION_CHILD_ATTRIBUTE = `${INTERNAL}.outlier_detection_
  * keys the subchannel pool, by identity, so one cluster's settings are one object.
  */
 export const SECURITY_OPTION = 'xds_client.cluster_security';
+/**
+ * Subchannel option: the hostname of the subchannel's endpoint (EDS `hostname`, a logical DNS
+ * cluster's name), set by cluster_impl beside SECURITY_OPTION when the cluster's
+ * `auto_host_sni` asks for it (gRFC A101).
+ */
+export const ENDPOINT_HOSTNAME_OPTION = 'xds_client.endpoint_hostname';
 
 /** Pick information key: the cluster_manager child an RPC goes to. */
 export const PICK_CLUSTER = 'xds_client.cluster';

@@ -10,17 +10,15 @@ import {
   experimental,
   type CallCredentials,
   type ChannelOptions,
+  type ServerInterceptor,
 } from '@grpc/grpc-js';
 import type { CertificateProviderConfig } from '../bootstrap';
 import type { DownstreamTlsConfig } from '../resources/listener';
-import { subjectAltNameCheck } from './certificates/san-matcher';
-import {
-  leaseProvider,
-  SYSTEM_ROOTS_PROVIDER,
-  type ProviderLease,
-} from './certificates/provider-store';
-import type { SubchannelSecurity } from './certificates/security';
-import { SECURITY_OPTION } from './names';
+import { ClusterTlsConnector } from './certificates/cluster-connector';
+import { spiffeClientCheck } from './certificates/spiffe-client-check';
+import { leaseProvider, systemRootsLease, type ProviderLease } from './certificates/provider-store';
+import { sniFor, type SubchannelSecurity } from './certificates/security';
+import { ENDPOINT_HOSTNAME_OPTION, SECURITY_OPTION } from './names';
 
 type SecureConnector = experimental.SecureConnector;
 /** The target parameter of `_createSecureConnector` (grpc-js's GrpcUri, not exported). */
@@ -78,27 +76,15 @@ function clusterConnector(
       destroy: () => fallback.destroy(),
     };
   }
-  const ca = security.ca === 'system' ? undefined : lease(security.ca);
-  const identity = security.identity && lease(security.identity);
-  const credentials = experimental.createCertificateProviderChannelCredentials(
-    ca?.provider ?? SYSTEM_ROOTS_PROVIDER,
-    identity?.provider ?? null,
-    { checkServerIdentity: subjectAltNameCheck(security.subjectAltNameMatchers) },
-  );
-  const inner = credentials._createSecureConnector(target, options, callCredentials);
-  let destroyed = false;
-  return {
-    connect: (socket) => inner.connect(socket),
-    waitForReady: () => inner.waitForReady(),
-    getCallCredentials: () => inner.getCallCredentials(),
-    destroy() {
-      if (destroyed) return;
-      destroyed = true;
-      inner.destroy();
-      ca?.release();
-      identity?.release();
-    },
-  };
+  return new ClusterTlsConnector({
+    cluster: security.cluster,
+    ca: security.ca === 'system' ? systemRootsLease() : lease(security.ca),
+    identity: security.identity && lease(security.identity),
+    subjectAltNameMatchers: security.subjectAltNameMatchers,
+    sni: sniFor(security, options[ENDPOINT_HOSTNAME_OPTION] as string | undefined),
+    autoSniSanValidation: security.autoSniSanValidation,
+    callCredentials,
+  });
 }
 
 function lease(ref: { name: string; config: CertificateProviderConfig }): ProviderLease {
@@ -154,6 +140,8 @@ export class XdsServerCredentials extends ServerCredentials {
 /** A filter chain's credentials, and what to call once its connections are gone. */
 export interface ChainCredentials {
   readonly credentials: ServerCredentials;
+  /** Checks each RPC's client certificate before admission (A87's trust-domain check). */
+  readonly peerCheck?: ServerInterceptor;
   release(): void;
 }
 
@@ -187,7 +175,10 @@ export function chainCredentials(
     removeIdentityCertificateListener() {},
   };
   const identity = identityConfig ? leases[0]!.provider : none;
-  const ca = caName === undefined ? null : caConfig ? leases[leases.length - 1]!.provider : none;
+  const caLease = caName !== undefined && caConfig ? leases[leases.length - 1] : undefined;
+  const ca = caName === undefined ? null : caLease ? caLease.provider : none;
+  const spiffe =
+    caLease && caConfig?.config.spiffeTrustBundleMapFile ? spiffeClientCheck(caLease) : undefined;
   // grpc-js's parameters are misnamed: the first is the identity provider, the second the CA.
   const credentials = experimental.createCertificateProviderServerCredentials(
     identity,
@@ -196,6 +187,10 @@ export function chainCredentials(
   );
   return {
     credentials,
-    release: () => leases.forEach((l) => l.release()),
+    ...(spiffe ? { peerCheck: spiffe.interceptor } : {}),
+    release: () => {
+      spiffe?.stop();
+      leases.forEach((l) => l.release());
+    },
   };
 }

@@ -37,6 +37,8 @@ export interface FileWatcherOptions {
   certificateFile?: string;
   privateKeyFile?: string;
   caCertificateFile?: string;
+  /** gRFC A87: verify peers against their trust domain's roots in this map instead. */
+  spiffeTrustBundleMapFile?: string;
   /** Proto3 JSON Duration, e.g. '0.1s' for tests that rotate certificates. Default 10 min. */
   refreshInterval?: string;
 }
@@ -139,6 +141,9 @@ function buildCertificateProviders(
     if (files.privateKeyFile !== undefined) config['private_key_file'] = files.privateKeyFile;
     if (files.caCertificateFile !== undefined) {
       config['ca_certificate_file'] = files.caCertificateFile;
+    }
+    if (files.spiffeTrustBundleMapFile !== undefined) {
+      config['spiffe_trust_bundle_map_file'] = files.spiffeTrustBundleMapFile;
     }
     if (files.refreshInterval !== undefined) config['refresh_interval'] = files.refreshInterval;
     out[name] = { plugin_name: 'file_watcher', config };

@@ -1,6 +1,7 @@
 // Test certificates made at test time (decision 0016): a CA, and server and client certificates
 // it signs with the SANs a test needs (DNS, URI such as SPIFFE IDs, IP), as PEM, optionally
-// written to files for a `file_watcher` certificate provider. Node has no X.509 writer, so the
+// written to files for a `file_watcher` certificate provider (or as A87's SPIFFE trust bundle
+// map). Node has no X.509 writer, so the
 // few DER structures a certificate needs are encoded here and signed with node:crypto (ECDSA
 // P-256): nothing to install, no `openssl` on the machine needed. For tests only: no
 // extensions beyond basic constraints, key usage and subject alternative names.
@@ -37,6 +38,8 @@ export interface CertificateFiles {
   readonly certificateFile?: string;
   readonly privateKeyFile?: string;
   readonly caCertificateFile?: string;
+  /** gRFC A87's SPIFFE trust bundle map (JSON). */
+  readonly spiffeTrustBundleMapFile?: string;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -94,7 +97,12 @@ export class TestCertificateAuthority {
  * paths. Writing again to the same directory rotates the certificates the provider reads.
  */
 export async function writeCertificateFiles(
-  contents: { readonly identity?: TestCertificate; readonly ca?: string },
+  contents: {
+    readonly identity?: TestCertificate;
+    readonly ca?: string;
+    /** JSON text, e.g. from `spiffeTrustBundleMap()`, written as `spiffe_bundle_map.json`. */
+    readonly spiffeBundleMap?: string;
+  },
   dir?: string,
 ): Promise<CertificateFiles & { readonly dir: string }> {
   const target = dir ?? (await mkdtemp(join(tmpdir(), 'xds-client-certs-')));
@@ -111,7 +119,31 @@ export async function writeCertificateFiles(
     files.caCertificateFile = join(target, 'ca_certificate.pem');
     await replaceFile(files.caCertificateFile, contents.ca);
   }
+  if (contents.spiffeBundleMap !== undefined) {
+    files.spiffeTrustBundleMapFile = join(target, 'spiffe_bundle_map.json');
+    await replaceFile(files.spiffeTrustBundleMapFile, contents.spiffeBundleMap);
+  }
   return { dir: target, ...files };
+}
+
+/**
+ * A SPIFFE trust bundle map (gRFC A87) as JSON text: each trust domain with its roots, the CAs'
+ * certificates as `x509-svid` keys.
+ */
+export function spiffeTrustBundleMap(
+  domains: Readonly<Record<string, readonly TestCertificateAuthority[]>>,
+): string {
+  const trustDomains: Record<string, unknown> = {};
+  for (const [domain, authorities] of Object.entries(domains)) {
+    trustDomains[domain] = {
+      keys: authorities.map((authority) => ({
+        kty: 'EC',
+        use: 'x509-svid',
+        x5c: [authority.certificate.replace(/-----[A-Z ]+-----|\s/g, '')],
+      })),
+    };
+  }
+  return JSON.stringify({ trust_domains: trustDomains }, null, 2);
 }
 
 /** Written beside and renamed into place, as rotation tools do: a reader never sees half. */

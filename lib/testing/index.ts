@@ -40,6 +40,7 @@ export type {
 } from './bootstrap-json';
 export {
   TestCertificateAuthority,
+  spiffeTrustBundleMap,
   writeCertificateFiles,
   type CertificateFiles,
   type IssueOptions,

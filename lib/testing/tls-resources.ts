@@ -18,6 +18,12 @@ export interface UpstreamTlsOptions {
    * `{ prefix: 'spiffe://x/', ignore_case: true }`. Default: none (any SAN).
    */
   subjectAltNames?: readonly JsonObject[];
+  /** gRFC A101: the SNI to send. Default: none. */
+  sni?: string;
+  /** A101: send the endpoint's hostname as the SNI (before `sni`). */
+  autoHostSni?: boolean;
+  /** A101: check the server certificate's DNS SANs against the SNI sent. */
+  autoSniSanValidation?: boolean;
 }
 
 /** A Cluster's `transport_socket` with an UpstreamTlsContext. */
@@ -38,6 +44,9 @@ export function upstreamTlsTransportSocket(options: UpstreamTlsOptions): JsonObj
     typed_config: {
       '@type': `${TYPE_URL_PREFIX}${TLS_PACKAGE}.UpstreamTlsContext`,
       common_tls_context: common,
+      ...(options.sni !== undefined ? { sni: options.sni } : {}),
+      ...(options.autoHostSni ? { auto_host_sni: true } : {}),
+      ...(options.autoSniSanValidation ? { auto_sni_san_validation: true } : {}),
     },
   };
 }

@@ -39,11 +39,40 @@ describe('bootstrap certificate_providers (gRFC A29)', () => {
         certificateFile: '/c.pem',
         privateKeyFile: '/k.pem',
         caCertificateFile: '/ca.pem',
+        spiffeTrustBundleMapFile: undefined,
         refreshIntervalMs: 250,
       },
     });
     assert.equal(bootstrap.certificateProviders.get('roots')?.config.refreshIntervalMs, 600_000);
     assert.throws(() => (bootstrap.certificateProviders as Map<string, unknown>).clear());
+  });
+
+  it('reads spiffe_trust_bundle_map_file (gRFC A87), alone or beside ca_certificate_file', () => {
+    const bootstrap = load({
+      alone: { plugin_name: 'file_watcher', config: { spiffe_trust_bundle_map_file: '/map.json' } },
+      both: {
+        plugin_name: 'file_watcher',
+        config: { ca_certificate_file: '/ca.pem', spiffe_trust_bundle_map_file: '/map.json' },
+      },
+    });
+    assert.equal(
+      bootstrap.certificateProviders.get('alone')?.config.spiffeTrustBundleMapFile,
+      '/map.json',
+    );
+    assert.equal(bootstrap.certificateProviders.get('both')?.config.caCertificateFile, '/ca.pem');
+    assert.equal(
+      bootstrap.certificateProviders.get('both')?.config.spiffeTrustBundleMapFile,
+      '/map.json',
+    );
+  });
+
+  it('refuses spiffe_trust_bundle_map_file in tls channel_creds, which verify against CAs only', () => {
+    const config = { spiffe_trust_bundle_map_file: '/map.json' };
+    assert.throws(
+      () =>
+        loadBootstrap({ xds_servers: [{ ...SERVER, channel_creds: [{ type: 'tls', config }] }] }),
+      /xds_servers\[0\]\.channel_creds\[0\]\.config\.spiffe_trust_bundle_map_file: not supported in tls channel_creds/,
+    );
   });
 
   it('is empty without the field, and skips plugins it does not know', () => {
@@ -73,7 +102,7 @@ describe('bootstrap certificate_providers (gRFC A29)', () => {
     [
       'no files',
       { a: { plugin_name: 'file_watcher', config: {} } },
-      'certificate_providers["a"].config: at least one of certificate_file and ca_certificate_file must be set',
+      'certificate_providers["a"].config: at least one of certificate_file, ca_certificate_file and spiffe_trust_bundle_map_file must be set',
     ],
     [
       'a certificate without its key',
@@ -84,6 +113,11 @@ describe('bootstrap certificate_providers (gRFC A29)', () => {
       'a file that is not a string',
       { a: { plugin_name: 'file_watcher', config: { ca_certificate_file: 1 } } },
       'certificate_providers["a"].config.ca_certificate_file: must be a string (got number)',
+    ],
+    [
+      'an empty spiffe_trust_bundle_map_file',
+      { a: { plugin_name: 'file_watcher', config: { spiffe_trust_bundle_map_file: '' } } },
+      'certificate_providers["a"].config.spiffe_trust_bundle_map_file: must be non-empty',
     ],
     [
       'a bad refresh_interval',

@@ -325,6 +325,7 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
   resolveTypeUrl: 'function',
   routeConfig: 'function',
   serverListener: 'function',
+  spiffeTrustBundleMap: 'function',
   toMessageBytes: 'function',
   upstreamTlsTransportSocket: 'function',
   writeCertificateFiles: 'function',

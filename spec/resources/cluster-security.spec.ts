@@ -145,6 +145,35 @@ describe('Cluster transport_socket (A29)', () => {
     ]);
   });
 
+  it('reads the A101 SNI fields, and NACKs an sni over 255 bytes', () => {
+    const socket = (fields: Record<string, unknown>) => {
+      const base = tlsSocket(caContext());
+      return { ...base, typedConfig: { ...(base['typedConfig'] as object), ...fields } };
+    };
+    const sni = validCluster(
+      edsCluster({
+        transportSocket: socket({
+          sni: 'backend.example',
+          autoHostSni: true,
+          autoSniSanValidation: true,
+        }),
+      }),
+    ).security;
+    assert.equal(sni?.sni, 'backend.example');
+    assert.equal(sni?.autoHostSni, true);
+    assert.equal(sni?.autoSniSanValidation, true);
+    const none = validCluster(edsCluster({ transportSocket: socket({}) })).security;
+    assert.deepEqual(
+      [none?.sni, none?.autoHostSni, none?.autoSniSanValidation],
+      [undefined, undefined, undefined],
+    );
+    assert.ok(validCluster(edsCluster({ transportSocket: socket({ sni: 'a'.repeat(255) }) })));
+    assert.deepStrictEqual(
+      clusterErrors(edsCluster({ transportSocket: socket({ sni: 'a'.repeat(256) }) })),
+      ['transport_socket.typed_config.sni: must be at most 255 bytes'],
+    );
+  });
+
   it('requires typed_config and common_tls_context', () => {
     assert.deepStrictEqual(clusterErrors(edsCluster({ transportSocket: { name: 'tls' } })), [
       'transport_socket.typed_config: field not present',

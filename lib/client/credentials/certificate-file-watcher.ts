@@ -9,8 +9,16 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { experimental } from '@grpc/grpc-js';
 import type { FileWatcherConfig } from '../../bootstrap';
 import { logError, tracer } from '../../trace';
+import { parseSpiffeBundleMap, type SpiffeBundleMap } from './spiffe-bundle-map';
 
-type CaUpdate = experimental.CaCertificateUpdate;
+/**
+ * What CA listeners hear. With a SPIFFE trust bundle map (gRFC A87) the update also carries the
+ * map, and `caCertificate` holds every trust domain's roots, which grpc-js's TLS verifies
+ * against before the trust domain's own roots are checked (spiffe-verification.ts).
+ */
+export interface CaUpdate extends experimental.CaCertificateUpdate {
+  readonly spiffeBundleMap?: SpiffeBundleMap;
+}
 type IdentityUpdate = experimental.IdentityCertificateUpdate;
 type CaListener = experimental.CaCertificateUpdateListener;
 type IdentityListener = experimental.IdentityCertificateUpdateListener;
@@ -30,6 +38,8 @@ export class FileWatcherCertificateProvider implements experimental.CertificateP
   private reading = false;
   /** The last problem logged, so a file that stays broken is reported once. */
   private lastError: string | undefined;
+  /** The last read's problems, for connections that fail for want of certificates. */
+  private problems: string | undefined;
 
   constructor(
     private readonly config: FileWatcherConfig,
@@ -63,6 +73,11 @@ export class FileWatcherCertificateProvider implements experimental.CertificateP
     this.maybeStop();
   }
 
+  /** What is wrong with the files at the last read, naming them (undefined: nothing). */
+  get problem(): string | undefined {
+    return this.problems;
+  }
+
   /** Stops reading; listeners stay registered but hear nothing more. */
   close(): void {
     this.caListeners.clear();
@@ -88,17 +103,23 @@ export class FileWatcherCertificateProvider implements experimental.CertificateP
     if (this.reading) return;
     this.reading = true;
     try {
-      const { certificateFile, privateKeyFile, caCertificateFile } = this.config;
+      const { certificateFile, privateKeyFile, spiffeTrustBundleMapFile } = this.config;
+      // A87: the map, when configured, replaces the CA file (which older gRPCs read instead).
+      const caFile = spiffeTrustBundleMapFile ?? this.config.caCertificateFile;
       const problems: string[] = [];
-      const [certificate, privateKey, caCertificate] = await Promise.all(
-        [certificateFile, privateKeyFile, caCertificateFile].map((file) => read(file, problems)),
+      const [certificate, privateKey, caContents] = await Promise.all(
+        [certificateFile, privateKeyFile, caFile].map((file) => read(file, problems)),
       );
       if (!this.timer) return; // stopped while reading
-      if (caCertificateFile !== undefined) {
-        const problem = caCertificate && checkCertificates(caCertificate, caCertificateFile);
-        if (caCertificate && !problem) this.setCa({ caCertificate });
+      if (caFile !== undefined) {
+        const ca =
+          caContents &&
+          (spiffeTrustBundleMapFile === undefined
+            ? caCertificates(caContents, caFile)
+            : spiffeRoots(caContents, caFile));
+        if (ca && !('problem' in ca)) this.setCa(ca);
         else {
-          if (problem) problems.push(problem);
+          if (ca) problems.push(ca.problem);
           if (!this.ca) this.setCa(null);
         }
       }
@@ -120,6 +141,7 @@ export class FileWatcherCertificateProvider implements experimental.CertificateP
   }
 
   private report(problems: readonly string[]): void {
+    this.problems = problems.length === 0 ? undefined : problems.join('; ');
     if (problems.length === 0) {
       this.lastError = undefined;
       return;
@@ -132,9 +154,10 @@ export class FileWatcherCertificateProvider implements experimental.CertificateP
 
   private setCa(update: CaUpdate | null): void {
     if (update === this.ca) return;
-    if (update && this.ca?.caCertificate.equals(update.caCertificate)) return;
+    if (update && sameCa(this.ca, update)) return;
     this.ca = update;
-    trace.log(`"${this.name}": ${update ? 'new CA certificates' : 'no CA certificates'}`);
+    const what = update?.spiffeBundleMap ? 'new SPIFFE trust bundle map' : 'new CA certificates';
+    trace.log(`"${this.name}": ${update ? what : 'no CA certificates'}`);
     for (const listener of this.caListeners) listener(update);
   }
 
@@ -164,14 +187,40 @@ async function read(file: string | undefined, problems: string[]): Promise<Buffe
   }
 }
 
-/** Why a PEM file is not usable as certificates, or undefined. */
-function checkCertificates(pem: Buffer, file: string): string | undefined {
+type CaRead = CaUpdate | { readonly problem: string };
+
+/** A PEM CA file as an update, or why it is not usable. */
+function caCertificates(pem: Buffer, file: string): CaRead {
   try {
     new X509Certificate(pem);
-    return undefined;
+    return { caCertificate: pem };
   } catch (e) {
-    return `${file}: not a PEM certificate: ${e instanceof Error ? e.message : String(e)}`;
+    return { problem: `${file}: not a PEM certificate: ${errorMessage(e)}` };
   }
+}
+
+/** A SPIFFE trust bundle map file as an update, or why it is not usable (naming the field). */
+function spiffeRoots(json: Buffer, file: string): CaRead {
+  const map = parseSpiffeBundleMap(json.toString('utf8'));
+  if ('errors' in map) {
+    return { problem: `spiffe_trust_bundle_map_file ${file}: ${map.errors}` };
+  }
+  const pems = [...map.values()].flat().map((root) => root.toString());
+  return { caCertificate: Buffer.from(pems.join('\n')), spiffeBundleMap: map };
+}
+
+/** The same CA certificates, or the same map's contents (a refresh that read the same file). */
+function sameCa(old: CaUpdate | null | undefined, update: CaUpdate): boolean {
+  if (!old || !old.caCertificate.equals(update.caCertificate)) return false;
+  const [a, b] = [old.spiffeBundleMap, update.spiffeBundleMap];
+  if (!a || !b) return a === b;
+  const key = (map: SpiffeBundleMap) =>
+    JSON.stringify([...map].map(([domain, roots]) => [domain, roots.map((r) => r.fingerprint256)]));
+  return key(a) === key(b);
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 /**

@@ -11,6 +11,10 @@ type CertificateProvider = experimental.CertificateProvider;
 
 export interface ProviderLease {
   readonly provider: CertificateProvider;
+  /** The bootstrap instance name (for errors). */
+  readonly name: string;
+  /** What is wrong with its files at the last read, if anything. */
+  readonly problem: string | undefined;
   /** Idempotent. */
   release(): void;
 }
@@ -35,6 +39,10 @@ export function leaseProvider(name: string, config: CertificateProviderConfig): 
   let released = false;
   return {
     provider: leased.provider,
+    name,
+    get problem() {
+      return leased.provider.problem;
+    },
     release() {
       if (released) return;
       released = true;
@@ -48,6 +56,16 @@ export function leaseProvider(name: string, config: CertificateProviderConfig): 
 /** How many providers are in use (for tests: all released means none). */
 export function openProviderCount(): number {
   return providers.size;
+}
+
+/** The system's roots as a lease (nothing to release). */
+export function systemRootsLease(): ProviderLease {
+  return {
+    provider: SYSTEM_ROOTS_PROVIDER,
+    name: 'system roots',
+    problem: undefined,
+    release() {},
+  };
 }
 
 /** The system's trusted roots as a CA provider. */

@@ -36,6 +36,30 @@ export function subjectAltNameCheck(
   };
 }
 
+/**
+ * gRFC A101's `auto_sni_san_validation`: the server certificate must have a DNS SAN for the SNI
+ * the client sent (case-insensitive, a wildcard SAN covering one label), whatever the matchers.
+ */
+export function sniSanCheck(
+  sni: string,
+): (hostname: string, certificate: PeerCertificate) => Error | undefined {
+  const want = sni.toLowerCase();
+  return (_hostname, certificate) => {
+    const dns = parseSubjectAltNames(certificate.subjectaltname ?? '').filter(
+      (s) => s.type === 'DNS',
+    );
+    for (const san of dns) {
+      const value = san.value.toLowerCase();
+      if (value === want || wildcardMatches(value, want)) return undefined;
+    }
+    const names = dns.map((s) => s.value).join(', ') || 'none';
+    return new Error(
+      `certificate check failure: no DNS subject alternative name of the server certificate ` +
+        `(${names}) matches the SNI sent, ${JSON.stringify(sni)} (auto_sni_san_validation)`,
+    );
+  };
+}
+
 function compileMatcher(matcher: SubjectAltNameMatcher): Test {
   if (matcher.type === 'safe_regex') {
     const compiled = compileSafeRegex(matcher.regex);

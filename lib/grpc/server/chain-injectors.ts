@@ -38,14 +38,18 @@ export class ChainInjectors {
     const chains = [...listener.filterChains];
     if (listener.defaultFilterChain) chains.push(listener.defaultFilterChain);
     for (const chain of chains) {
-      const { credentials, release } = chainCredentials(
+      const { credentials, peerCheck, release } = chainCredentials(
         serverCredentials,
         chain.security,
         providers,
       );
       this.releases.push(release);
       // RBAC's `authenticated` principals need to know whether the chain's connections use TLS.
-      const interceptor = admissionInterceptor(chain, credentials._isSecure(), context);
+      const admission = admissionInterceptor(chain, credentials._isSecure(), context);
+      // The client certificate's check sees each RPC first (it is nearer the transport).
+      const interceptor: ServerInterceptor = peerCheck
+        ? (method, call) => admission(method, peerCheck(method, call))
+        : admission;
       this.injectors.set(chain, injectorFor(credentials, interceptor));
     }
   }

@@ -7,6 +7,8 @@ import { readTypedConfig } from '../any';
 import { identityProvider, peerValidation, type ProviderNames } from '../common-tls-context';
 import type { UpstreamTlsConfig } from './update';
 
+const MAX_SNI_BYTES = 255;
+
 /** The TLS settings, or undefined after recording errors. */
 export function upstreamTls(
   socket: TransportSocket,
@@ -18,12 +20,26 @@ export function upstreamTls(
     'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
     errors,
     (context) => {
+      const before = errors.count;
+      // A101, as Envoy: an SNI is a DNS name, at most 255 bytes.
+      if (Buffer.byteLength(context.sni) > MAX_SNI_BYTES) {
+        errors.addAt('sni', `must be at most ${MAX_SNI_BYTES} bytes`);
+      }
       const common = context.commonTlsContext;
       if (common === null) {
         errors.addAt('common_tls_context', 'field not present');
         return undefined;
       }
-      return errors.field('common_tls_context', () => commonTlsContext(common, errors, providers));
+      const config = errors.field('common_tls_context', () =>
+        commonTlsContext(common, errors, providers),
+      );
+      if (config === undefined || errors.count !== before) return undefined;
+      return Object.freeze({
+        ...config,
+        ...(context.sni !== '' ? { sni: context.sni } : {}),
+        ...(context.autoHostSni ? { autoHostSni: true as const } : {}),
+        ...(context.autoSniSanValidation ? { autoSniSanValidation: true as const } : {}),
+      });
     },
   );
 }

@@ -123,6 +123,12 @@ export interface UpstreamTlsConfig {
   readonly identityCertificateProvider: CertificateProviderInstance | undefined;
   /** Empty means any SAN is accepted. */
   readonly subjectAltNameMatchers: readonly SubjectAltNameMatcher[];
+  /** gRFC A101: `sni`, when not empty: the SNI to send unless `autoHostSni` gives one. */
+  readonly sni?: string;
+  /** A101: send the endpoint's hostname (EDS `hostname`, a logical DNS name) as the SNI. */
+  readonly autoHostSni?: true;
+  /** A101: check the server certificate's DNS SANs against the SNI sent, not the matchers. */
+  readonly autoSniSanValidation?: true;
 }
 
 interface ClusterUpdateBase {

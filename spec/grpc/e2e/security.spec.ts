@@ -31,28 +31,21 @@ import {
   type JsonObject,
   type UpstreamTlsOptions,
 } from '../../../lib/testing';
-import { ECHO_PATH, waitUntil } from '../helpers/backends';
+import { waitUntil } from '../helpers/backends';
+import {
+  PEER_ECHO_HANDLERS,
+  PEER_ECHO_SERVICE,
+  peerCall,
+  ROTATION_WAIT_MS,
+  securityClient,
+} from '../helpers/peer-echo';
 
 const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
 const SERVICE = 'secure.test';
 const SERVER_SAN = 'spiffe://test.example/server';
 const CLIENT_SAN = 'spiffe://test.example/client';
-const identity = (b: Buffer) => b;
 
-/** One RPC: what the server answered (the client's SANs), or the failure's status code name. */
-function call(client: grpc.Client): Promise<string> {
-  return new Promise((resolve) => {
-    client.makeUnaryRequest<Buffer, string>(
-      ECHO_PATH,
-      identity,
-      (b: Buffer) => b.toString(),
-      Buffer.alloc(0),
-      new grpc.Metadata(),
-      { deadline: Date.now() + 2000 },
-      (error, answer) => resolve(error ? String(grpc.status[error.code]) : answer!),
-    );
-  });
-}
+const call = (client: grpc.Client) => peerCall(client);
 
 describe('xDS credentials (gRFC A29)', () => {
   let management: ManagementServer;
@@ -105,25 +98,7 @@ describe('xDS credentials (gRFC A29)', () => {
       [BOOTSTRAP_OPTION]: bootstrap,
       onServingStatusUpdate: (_address, status) => (serving = status.serving),
     });
-    server.addService(
-      {
-        Echo: {
-          path: ECHO_PATH,
-          requestStream: false,
-          responseStream: false,
-          requestSerialize: identity,
-          requestDeserialize: identity,
-          responseSerialize: (s: string) => Buffer.from(s),
-          responseDeserialize: (b: Buffer) => b.toString(),
-        },
-      },
-      {
-        Echo: (call: grpc.ServerUnaryCall<Buffer, string>, done: grpc.sendUnaryData<string>) => {
-          const peer = call.getAuthContext().sslPeerCertificate;
-          done(null, peer?.subjectaltname ? `peer ${peer.subjectaltname}` : 'no peer certificate');
-        },
-      },
-    );
+    server.addService(PEER_ECHO_SERVICE, PEER_ECHO_HANDLERS);
     port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', credentials, (e, p) => (e ? reject(e) : resolve(p))),
     );
@@ -150,12 +125,7 @@ describe('xDS credentials (gRFC A29)', () => {
   }
 
   function client(credentials: grpc.ChannelCredentials): grpc.Client {
-    const created = new grpc.Client(`xds:///${SERVICE}`, credentials, {
-      [BOOTSTRAP_OPTION]: bootstrap,
-      'grpc.use_local_subchannel_pool': 1,
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 200,
-    });
+    const created = securityClient(`xds:///${SERVICE}`, bootstrap, credentials);
     clients.push(created);
     return created;
   }
@@ -281,7 +251,7 @@ describe('xDS credentials (gRFC A29)', () => {
     await waitUntil(
       'the new certificates are used',
       async () => (await call(c)) === `peer URI:${nextClient}`,
-      15_000,
+      ROTATION_WAIT_MS,
     );
     for (let i = 0; i < 5; i++) assert.equal(await call(c), `peer URI:${nextClient}`);
   });

@@ -12,7 +12,7 @@ import type { LbEndpoint, LocalityName } from '../../../resources/endpoint';
 import type { ClusterConfig } from '../../xds-config';
 import { ClusterImplConfig } from '../cluster-impl/cluster-impl';
 import { withPath } from '../common/hierarchy';
-import { withHostname } from '../common/authority-rewrite';
+import { withHostname } from '../common/endpoint-hostname';
 import { withLocality } from '../common/locality-subchannel';
 import { normalizedWeights } from './endpoint-weights';
 import { LeastRequestConfig } from '../least-request/least-request';

@@ -19,8 +19,12 @@ import {
   type UpstreamTlsConfig,
 } from '../../../resources/cluster';
 import type { DropOverload } from '../../../resources/endpoint';
-import { subchannelSecurity, type SubchannelSecurity } from '../../certificates/security';
-import { POLICY, SECURITY_OPTION, XDS_CONFIG_ATTRIBUTE } from '../../names';
+import {
+  securityOptions,
+  subchannelSecurity,
+  type SubchannelSecurity,
+} from '../../certificates/security';
+import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../../names';
 import type { XdsConfig } from '../../xds-config';
 import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
 import { holdCountedCall, type CallCount } from '../common/call-slots';
@@ -128,7 +132,7 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
         // Every subchannel remembers its endpoint's locality, for load reports.
         createSubchannel: (address, args) => {
           const option = this.security?.option;
-          const withSecurity = option ? { ...args, [SECURITY_OPTION]: option } : args;
+          const withSecurity = option ? { ...args, ...securityOptions(option, address) } : args;
           return new LocalitySubchannel(
             helper.createSubchannel(address, withSecurity),
             localityOf(address),

@@ -5,33 +5,23 @@
 // endpoint's hostname instead of the channel's authority (decision 0051).
 //
 // The hostname rides on the address objects, as the locality does (locality-subchannel.ts):
-// leaf-config.ts marks each address with its endpoint's EDS hostname (or a logical DNS
-// cluster's name), and cluster_manager's helper wraps every subchannel created for a marked
+// leaf-config.ts marks each address with its endpoint's hostname (endpoint-hostname.ts), and cluster_manager's helper wraps every subchannel created for a marked
 // address in a HostnameSubchannel. Wrappers below it (cluster_impl's, outlier detection's)
 // unwrap down to it, so the root's picker sees it, and unwraps it in turn.
 
 import { experimental } from '@grpc/grpc-js';
+import { hostnameOf } from './endpoint-hostname';
 
 type SubchannelAddress = experimental.SubchannelAddress;
 type SubchannelInterface = experimental.SubchannelInterface;
 type RealSubchannel = ReturnType<SubchannelInterface['getRealSubchannel']>;
-
-type HostnameAddress = SubchannelAddress & { readonly xdsClientHostname?: string };
-
-/** `address` marked with its endpoint's hostname (a copy); as it is when there is none. */
-export function withHostname(
-  address: SubchannelAddress,
-  hostname: string | undefined,
-): SubchannelAddress {
-  return hostname ? ({ ...address, xdsClientHostname: hostname } as HostnameAddress) : address;
-}
 
 /** The subchannel for `address`, wrapped when the address carries a hostname. */
 export function withHostnameOf(
   subchannel: SubchannelInterface,
   address: SubchannelAddress,
 ): SubchannelInterface {
-  const hostname = (address as HostnameAddress).xdsClientHostname;
+  const hostname = hostnameOf(address);
   return hostname ? new HostnameSubchannel(subchannel, hostname) : subchannel;
 }
 
