@@ -242,17 +242,32 @@ describe('xDS credentials (gRFC A29)', () => {
       async () => (await call(c)) === 'UNAVAILABLE',
     );
 
-    // Both sides rotate by rewriting their files; nothing is restarted.
-    const nextClient = `${CLIENT_SAN}-v2`;
+    // Both sides rotate by rewriting their files; nothing is restarted. The server first:
+    // `c` then connects with the client's old certificate (the order each side's provider
+    // happens to read its files in on a loaded machine), and that connection keeps it, since
+    // a handshake is never redone (as in every gRPC).
     await writeCertificateFiles({ identity: ca.issue({ uris: [next] }) }, serverFiles.dir);
-    await writeCertificateFiles({ identity: ca.issue({ uris: [nextClient] }) }, clientFiles.dir);
-    // The refused handshakes left the channel in connection backoff (grpc-js: 1 s, then 1.6×
-    // each): on a loaded machine the retry that sees the new files can come after 5 s.
     await waitUntil(
-      'the new certificates are used',
-      async () => (await call(c)) === `peer URI:${nextClient}`,
+      "the server's new certificate is accepted",
+      async () => (await call(c)) === `peer URI:${CLIENT_SAN}`,
       ROTATION_WAIT_MS,
     );
-    for (let i = 0; i < 5; i++) assert.equal(await call(c), `peer URI:${nextClient}`);
+    const nextClient = `${CLIENT_SAN}-v2`;
+    await writeCertificateFiles({ identity: ca.issue({ uris: [nextClient] }) }, clientFiles.dir);
+    // So each probe is a new channel, whose connection uses what the providers hold now; `c`
+    // keeps the providers leased, so they are the ones that read the new files.
+    const newChannelAnswer = async () => {
+      const probe = client(xdsChannelCredentials());
+      const answer = await call(probe);
+      probe.close();
+      return answer;
+    };
+    await waitUntil(
+      'a new connection uses the new certificates',
+      async () => (await newChannelAnswer()) === `peer URI:${nextClient}`,
+      ROTATION_WAIT_MS,
+    );
+    const after = client(xdsChannelCredentials());
+    for (let i = 0; i < 5; i++) assert.equal(await call(after), `peer URI:${nextClient}`);
   });
 });
