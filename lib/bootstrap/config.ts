@@ -28,6 +28,13 @@ export interface XdsServerConfig {
   readonly ignoreResourceDeletion: boolean;
   /** `fail_on_data_errors` is in server_features (gRFC A88). */
   readonly failOnDataErrors: boolean;
+  /**
+   * `resource_timer_is_transient_error` is in server_features (gRFC A88): the server reports
+   * missing resources itself, so its does-not-exist timer (30 s by default) means "slow", a
+   * transient UNAVAILABLE error and the cache state TIMEOUT, not NOT_FOUND. The bootstrap
+   * always sets it; absent (a config built by hand) means false.
+   */
+  readonly resourceTimerIsTransientError?: boolean | undefined;
   /** `api_type`: the transport (docs/transports.md); default SotW ADS. */
   readonly apiType: XdsApiType;
   /**

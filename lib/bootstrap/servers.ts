@@ -85,6 +85,7 @@ function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | 
     serverFeatures,
     ignoreResourceDeletion: serverFeatures.includes('ignore_resource_deletion'),
     failOnDataErrors: serverFeatures.includes('fail_on_data_errors'),
+    resourceTimerIsTransientError: serverFeatures.includes('resource_timer_is_transient_error'),
     apiType,
     // Only where they mean something, so a gRPC entry reads as it always did.
     ...(!grpc && { refreshDelayMs }),
