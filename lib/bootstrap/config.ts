@@ -11,6 +11,18 @@ export interface ChannelCredsConfig {
   readonly config: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * A call credential of an xDS server entry (gRFC A97's `call_creds`): `jwt_token_file`, the one
+ * type supported, a JWT read from a file and sent as `authorization: Bearer <token>`.
+ */
+export interface CallCredsConfig {
+  readonly type: 'jwt_token_file';
+  /** `config.jwt_token_file`, made absolute. */
+  readonly jwtTokenFile: string;
+  /** Where the entry is in the bootstrap (`xds_servers[0].call_creds[1]`), for errors. */
+  readonly field: string;
+}
+
 export interface XdsServerConfig {
   /**
    * gRPC transports: `host:port` or any grpc-js target (`dns:///host:port`, `unix:/path`).
@@ -35,6 +47,11 @@ export interface XdsServerConfig {
    * always sets it; absent (a config built by hand) means false.
    */
   readonly resourceTimerIsTransientError?: boolean | undefined;
+  /**
+   * The supported entries of `call_creds` (gRFC A97), all of them applied to every call to the
+   * server (ADS and LRS); absent when there are none. Unsupported types are left out.
+   */
+  readonly callCreds?: readonly CallCredsConfig[] | undefined;
   /** `api_type`: the transport (docs/transports.md); default SotW ADS. */
   readonly apiType: XdsApiType;
   /**
@@ -109,6 +126,7 @@ export function serverKey(server: XdsServerConfig): string {
     key = JSON.stringify([
       server.serverUri,
       server.channelCreds,
+      server.callCreds?.map((creds) => [creds.type, creds.jwtTokenFile]) ?? null,
       server.serverFeatures,
       server.apiType,
       server.refreshDelayMs ?? DEFAULT_REFRESH_DELAY_MS,
