@@ -49,6 +49,11 @@ export class ValidationErrors {
     this.field(name, () => this.add(message));
   }
 
+  /** The current path (`xds_servers[0].call_creds[1]`), for a value that names its own place. */
+  get where(): string {
+    return this.path.join('');
+  }
+
   get isEmpty(): boolean {
     return this.errors.length === 0;
   }

@@ -11,6 +11,18 @@ export interface ChannelCredsConfig {
   readonly config: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * A call credential of an xDS server entry (gRFC A97's `call_creds`): `jwt_token_file`, the one
+ * type supported, a JWT read from a file and sent as `authorization: Bearer <token>`.
+ */
+export interface CallCredsConfig {
+  readonly type: 'jwt_token_file';
+  /** `config.jwt_token_file`, made absolute. */
+  readonly jwtTokenFile: string;
+  /** Where the entry is in the bootstrap (`xds_servers[0].call_creds[1]`), for errors. */
+  readonly field: string;
+}
+
 export interface XdsServerConfig {
   /**
    * gRPC transports: `host:port` or any grpc-js target (`dns:///host:port`, `unix:/path`).
@@ -33,6 +45,18 @@ export interface XdsServerConfig {
    * carry (a route's `auto_host_rewrite`). Present, and true, only then.
    */
   readonly trustedXdsServer?: true;
+  /**
+   * `resource_timer_is_transient_error` is in server_features (gRFC A88): the server reports
+   * missing resources itself, so its does-not-exist timer (30 s by default) means "slow", a
+   * transient UNAVAILABLE error and the cache state TIMEOUT, not NOT_FOUND. The bootstrap
+   * always sets it; absent (a config built by hand) means false.
+   */
+  readonly resourceTimerIsTransientError?: boolean | undefined;
+  /**
+   * The supported entries of `call_creds` (gRFC A97), all of them applied to every call to the
+   * server (ADS and LRS); absent when there are none. Unsupported types are left out.
+   */
+  readonly callCreds?: readonly CallCredsConfig[] | undefined;
   /** `api_type`: the transport (docs/transports.md); default SotW ADS. */
   readonly apiType: XdsApiType;
   /**
@@ -107,6 +131,7 @@ export function serverKey(server: XdsServerConfig): string {
     key = JSON.stringify([
       server.serverUri,
       server.channelCreds,
+      server.callCreds?.map((creds) => [creds.type, creds.jwtTokenFile]) ?? null,
       server.serverFeatures,
       server.apiType,
       server.refreshDelayMs ?? DEFAULT_REFRESH_DELAY_MS,

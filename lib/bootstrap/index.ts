@@ -8,6 +8,7 @@ export {
   serverKey,
   type AuthorityConfig,
   type Bootstrap,
+  type CallCredsConfig,
   type ChannelCredsConfig,
   type ChannelCredsType,
   type LocalityConfig,

@@ -31,6 +31,14 @@ export function asObject(errs: ValidationErrors, value: unknown): JsonObject | u
   return undefined;
 }
 
+/** An optional array: absent is empty; anything else but an array is an error (and empty). */
+export function optionalArray(errs: ValidationErrors, value: unknown): readonly unknown[] {
+  if (value === undefined) return [];
+  if (Array.isArray(value)) return value;
+  errs.add(`must be an array (got ${typeName(value)})`);
+  return [];
+}
+
 export function optionalString(
   errs: ValidationErrors,
   obj: JsonObject,

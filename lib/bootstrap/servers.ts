@@ -1,8 +1,10 @@
 // An `xds_servers` list (gRFC A27), top-level or an authority's: each entry's server_uri,
-// channel_creds (the first supported one is used), server_features, and the transport's
+// channel_creds (the first supported one is used), call_creds (A97: call-creds.ts),
+// server_features, and the transport's
 // api_type with its own fields (REST's refresh_delay, FILESYSTEM's paths).
 import { resolve as resolvePath } from 'node:path';
 import type { ValidationErrors } from '../validation-errors';
+import { parseCallCredsList } from './call-creds';
 import { parseTlsCredsConfig } from './certificates';
 import {
   DEFAULT_REFRESH_DELAY_MS,
@@ -19,6 +21,7 @@ import {
   durationTextMs,
   frozenJsonObject,
   mustBe,
+  optionalArray,
   optionalString,
   own,
   requiredString,
@@ -65,6 +68,9 @@ function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | 
     !grpc && own(obj, 'channel_creds') === undefined
       ? INSECURE
       : errs.field('channel_creds', () => parseChannelCredsList(errs, own(obj, 'channel_creds')));
+  const callCreds = errs.field('call_creds', () =>
+    parseCallCredsList(errs, own(obj, 'call_creds')),
+  );
   const serverFeatures = errs.field('server_features', () =>
     parseServerFeatures(errs, own(obj, 'server_features')),
   );
@@ -86,6 +92,8 @@ function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | 
     ignoreResourceDeletion: serverFeatures.includes('ignore_resource_deletion'),
     failOnDataErrors: serverFeatures.includes('fail_on_data_errors'),
     ...(serverFeatures.includes('trusted_xds_server') && { trustedXdsServer: true as const }),
+    resourceTimerIsTransientError: serverFeatures.includes('resource_timer_is_transient_error'),
+    ...(callCreds.length > 0 && { callCreds }),
     apiType,
     // Only where they mean something, so a gRPC entry reads as it always did.
     ...(!grpc && { refreshDelayMs }),
@@ -246,13 +254,8 @@ function validateTlsConfig(errs: ValidationErrors, config: JsonObject): void {
 }
 
 function parseServerFeatures(errs: ValidationErrors, value: unknown): readonly string[] {
-  if (value === undefined) return Object.freeze([]);
-  if (!Array.isArray(value)) {
-    errs.add(`must be an array (got ${typeName(value)})`);
-    return Object.freeze([]);
-  }
   const features: string[] = [];
-  value.forEach((feature: unknown, i) => {
+  optionalArray(errs, value).forEach((feature: unknown, i) => {
     if (typeof feature === 'string') features.push(feature);
     else errs.index(i, () => errs.add(mustBe('a string', feature)));
   });

@@ -18,6 +18,7 @@ const CLIENT_STATUS: Readonly<Record<ResourceStatus, ClientResourceStatus>> = {
   DOES_NOT_EXIST: ClientResourceStatus.DOES_NOT_EXIST,
   ACKED: ClientResourceStatus.ACKED,
   NACKED: ClientResourceStatus.NACKED,
+  TIMEOUT: ClientResourceStatus.TIMEOUT,
 };
 
 /** `excludeContents`: the request's `exclude_resource_contents` (no `xds_config` bytes). */

@@ -7,6 +7,8 @@
 export type BootstrapServerJson = {
   server_uri: string;
   channel_creds: { type: string; config?: Record<string, unknown> }[];
+  /** gRFC A97, e.g. `[{ type: 'jwt_token_file', config: { jwt_token_file: path } }]`. */
+  call_creds?: { type: string; config?: Record<string, unknown> }[];
   server_features?: string[];
   /** 'AGGREGATED_GRPC' (SotW, the default) or 'AGGREGATED_DELTA_GRPC' (incremental). */
   api_type?: string;
@@ -58,6 +60,8 @@ export interface BootstrapOptions {
   nodeId?: string;
   /** This server's `channel_creds`. Default `[{ type: 'insecure' }]`. */
   channelCreds?: BootstrapServerJson['channel_creds'];
+  /** This server's `call_creds` (gRFC A97). Default: none. */
+  callCreds?: BootstrapServerJson['call_creds'];
   nodeCluster?: string;
   /** `server_features` of this server's entry, e.g. ['ignore_resource_deletion']. */
   serverFeatures?: readonly string[];
@@ -91,6 +95,7 @@ export function buildBootstrap(serverUri: string, options: BootstrapOptions = {}
       ? options.channelCreds.map((c) => ({ ...c }))
       : [{ type: 'insecure' }],
   };
+  if (options.callCreds) server.call_creds = structuredClone(options.callCreds);
   if (options.serverFeatures) server.server_features = [...options.serverFeatures];
   if (options.apiType !== undefined) server.api_type = options.apiType;
   if (options.refreshDelay !== undefined) server.refresh_delay = options.refreshDelay;

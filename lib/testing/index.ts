@@ -26,6 +26,7 @@ export type {
   RecordedNode,
   RecordedRequest,
   RecordedResponse,
+  RecordedStream,
   WaitForRequestOptions,
   WaitOptions,
 } from './recorder';

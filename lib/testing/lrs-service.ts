@@ -11,7 +11,14 @@ import type {
   LoadStatsResponse,
   UpstreamLocalityStats,
 } from '../generated/protos';
-import { recordNode, type RecordedNode, type Waiters, type WaitOptions } from './recorder';
+import {
+  recordMetadata,
+  recordNode,
+  type RecordedNode,
+  type RecordedStream,
+  type Waiters,
+  type WaitOptions,
+} from './recorder';
 
 export const LRS_METHOD_PATH = '/envoy.service.load_stats.v3.LoadReportingService/StreamLoadStats';
 
@@ -88,6 +95,8 @@ interface LrsSession {
 /** The LRS side of one ManagementServer. */
 export class LrsService {
   readonly reports: RecordedLoadReport[] = [];
+  /** Every stream opened, with its metadata. */
+  readonly streams: RecordedStream[] = [];
   private readonly sessions = new Set<LrsSession>();
   private settings: LoadReportingSettings = {};
   private opened = 0;
@@ -120,6 +129,11 @@ export class LrsService {
 
   onStream(call: LrsCall): void {
     const session: LrsSession = { id: ++this.opened, call, open: true, greeted: false };
+    this.streams.push({
+      id: session.id,
+      method: call.getPath(),
+      metadata: recordMetadata(call.metadata),
+    });
     if (this.closed) {
       this.end(session, status.UNAVAILABLE, 'management server closed');
       return;

@@ -4,7 +4,13 @@
 // logs to assert on and hooks for the faults a test needs (held responses, ended streams,
 // crafted responses), as grpc-go's e2e server offers around go-control-plane. On the same
 // port, a LoadReportingService that records load reports.
-import { Server, ServerCredentials, status, type ServiceDefinition } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  status,
+  type ServerDuplexStream,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
 import type { AdsCall } from './ads-session';
 import { buildBootstrap, type BootstrapJson, type BootstrapOptions } from './bootstrap-json';
 import {
@@ -24,11 +30,13 @@ import {
 } from './delta-service';
 import {
   Waiters,
+  recordMetadata,
   requestProbe,
   requestTimeoutMessage,
   type RecordedDeltaRequest,
   type RecordedRequest,
   type RecordedResponse,
+  type RecordedStream,
   type WaitForRequestOptions,
   type WaitOptions,
 } from './recorder';
@@ -82,6 +90,7 @@ const CLOSE_GRACE_MS = 500;
 export class ManagementServer {
   private readonly store = new ResourceStore();
   private readonly responseLog: RecordedResponse[] = [];
+  private readonly streamLog: RecordedStream[] = [];
   private readonly waiters = new Waiters();
   private readonly lrs = new LrsService(this.waiters);
   /** What both ADS services share: the store, holds, nonces, stream ids, the response log. */
@@ -89,7 +98,7 @@ export class ManagementServer {
     store: this.store,
     isHeld: (typeUrl) => this.isHeld(typeUrl),
     nextNonce: () => this.nextNonce(),
-    streamOpened: () => this.streamOpened(),
+    streamOpened: (call) => this.streamOpened(call),
     isClosing: () => this.closing !== undefined,
     log: (line) => this.log(line),
     recordResponse: (response) => this.responseLog.push(response),
@@ -243,6 +252,27 @@ export class ManagementServer {
     return this.sotw.streamCount + this.delta.streamCount;
   }
 
+  /**
+   * Every ADS stream opened (SotW and delta, ADS and per-type), in order, with the metadata it
+   * arrived with: `streams[id - 1]` is stream `id`.
+   */
+  get streams(): readonly RecordedStream[] {
+    return this.streamLog;
+  }
+
+  /** The first ADS stream, already opened or future, that matches. */
+  waitForStream(
+    predicate: (stream: RecordedStream) => boolean,
+    options: WaitOptions = {},
+  ): Promise<RecordedStream> {
+    const log = this.streamLog;
+    return this.waiters.wait(
+      () => log.find(predicate),
+      options,
+      (ms) => `waitForStream: none of the ${log.length} streams opened matched within ${ms} ms`,
+    );
+  }
+
   /** ADS streams (SotW and delta) ever opened (stream ids run 1..streamsOpened). */
   get streamsOpened(): number {
     return this.opened;
@@ -283,6 +313,11 @@ export class ManagementServer {
   /** Every LoadStatsRequest received on the LRS service, in order. */
   get loadReports(): readonly RecordedLoadReport[] {
     return this.lrs.reports;
+  }
+
+  /** Every LRS stream opened, in order, with the metadata it arrived with. */
+  get loadReportingStreams(): readonly RecordedStream[] {
+    return this.lrs.streams;
   }
 
   /** LRS streams open now. */
@@ -396,14 +431,16 @@ export class ManagementServer {
   // ---- the protocol ----
 
   /** A new stream, SotW or delta: its id, and the fault set when it opened. */
-  private streamOpened() {
+  private streamOpened(call: ServerDuplexStream<unknown, unknown>) {
     // The fault is the one set when the stream opened: a test that clears it after
     // waitForStreams(n) has resolved still sees stream n fail.
     const fault = this.fault && {
       code: this.fault.code,
       details: this.fault.details ?? `stream fault (status ${this.fault.code})`,
     };
-    return { id: ++this.opened, fault };
+    const id = ++this.opened;
+    this.streamLog.push({ id, method: call.getPath(), metadata: recordMetadata(call.metadata) });
+    return { id, fault };
   }
 
   /** `only`: the one resource that changed (delta streams need look at nothing else). */

@@ -21,6 +21,33 @@ export interface RecordedNode {
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * A stream as it arrived (ADS, per-type or LRS): its id, its method path and the metadata
+ * (request headers) the client sent with it, such as `authorization` from call credentials.
+ */
+export interface RecordedStream {
+  /** The `streamId` its requests (or, on LRS, its reports) are recorded with. */
+  readonly id: number;
+  /** `/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources`, … */
+  readonly method: string;
+  /**
+   * The headers, by lower-case name; a header sent more than once has its values joined with
+   * ", ". Binary (`-bin`) headers are base64.
+   */
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** What a server call's metadata says, as RecordedStream.metadata. */
+export function recordMetadata(metadata: {
+  toJSON(): Record<string, (string | Buffer)[]>;
+}): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [key, values] of Object.entries(metadata.toJSON())) {
+    out[key] = values.map((v) => (typeof v === 'string' ? v : v.toString('base64'))).join(', ');
+  }
+  return Object.freeze(out);
+}
+
 export interface RecordedRequest {
   /** 1, 2, ... in the order streams were opened. */
   readonly streamId: number;

@@ -38,7 +38,7 @@ export abstract class StreamService<
 
   /** `onlyType`: a per-type service's stream, which carries that type only. */
   onStream(call: ServerDuplexStream<Req, Res>, onlyType?: string): void {
-    const { id, fault } = this.host.streamOpened();
+    const { id, fault } = this.host.streamOpened(call as ServerDuplexStream<unknown, unknown>);
     const session = this.newSession(id, call, fault);
     session.onlyType = onlyType;
     if (this.host.isClosing()) {

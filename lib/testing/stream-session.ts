@@ -44,8 +44,14 @@ export interface StreamHost {
   readonly store: ResourceStore;
   isHeld(typeUrl: string): boolean;
   nextNonce(): string;
-  /** A new stream's id, and the fault it must fail with (setStreamFault). */
-  streamOpened(): { id: number; fault: { code: status; details: string } | undefined };
+  /**
+   * A new stream's id, and the fault it must fail with (setStreamFault); the stream's method
+   * and metadata are recorded.
+   */
+  streamOpened(call: ServerDuplexStream<unknown, unknown>): {
+    id: number;
+    fault: { code: status; details: string } | undefined;
+  };
   isClosing(): boolean;
   log(line: string): void;
   recordResponse(response: RecordedResponse): void;

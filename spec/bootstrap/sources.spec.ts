@@ -40,6 +40,7 @@ describe('loadBootstrap sources', () => {
         serverFeatures: [],
         ignoreResourceDeletion: false,
         failOnDataErrors: false,
+        resourceTimerIsTransientError: false,
         apiType: 'AGGREGATED_GRPC',
       },
     ]);

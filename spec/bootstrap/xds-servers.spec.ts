@@ -157,6 +157,11 @@ describe('loadBootstrap xds_servers', () => {
     const one = server(['fail_on_data_errors']);
     assert.equal(one?.ignoreResourceDeletion, false);
     assert.equal(one?.failOnDataErrors, true);
+    assert.equal(one?.resourceTimerIsTransientError, false);
+    assert.equal(
+      server(['resource_timer_is_transient_error'])?.resourceTimerIsTransientError,
+      true,
+    );
   });
 
   it('marks a server with trusted_xds_server as trusted (gRFC A81), and only that one', () => {

@@ -154,6 +154,22 @@ describe('metrics (gRFC A78)', () => {
     env.server.releaseResponses();
   });
 
+  it('a timer fired on a resource_timer_is_transient_error server is cache state timeout', async () => {
+    const { provider, read } = meter();
+    env = await startEnv({
+      meterProvider: provider,
+      serverFeatures: ['resource_timer_is_transient_error'],
+    });
+    const slow = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('slow', slow);
+    assert.equal(
+      (await slow.next('error', TEST_RESOURCE_TIMEOUT_MS * 4)).error.code,
+      status.UNAVAILABLE,
+    );
+    const points = await read('grpc.xds_client.resources');
+    assert.deepEqual(lines(points, ['grpc.xds.cache_state']), ['timeout → 1']);
+  });
+
   it('connected goes 1 0 1 across a server restart and each outage is one server failure', async () => {
     const { provider, read, readObserved } = meter();
     let server = await ManagementServer.start();

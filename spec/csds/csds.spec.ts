@@ -149,6 +149,18 @@ describe('CSDS', () => {
     assert.ok(bad.errorState?.lastUpdateAttempt, 'when it was rejected');
   });
 
+  it('csds reports timeout for a timer fired on a resource_timer_is_transient_error server', async () => {
+    env = await startEnv({ serverFeatures: ['resource_timer_is_transient_error'] });
+    const slow = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('slow', slow);
+    await slow.next('error');
+    csds = await startCsds([env.client]);
+    const { config } = await csds.fetch();
+    const reported = entry(config[0]!, CDS, 'slow');
+    assert.equal(reported.clientStatus, ClientResourceStatus.TIMEOUT);
+    assert.equal(reported.xdsConfig, null);
+  });
+
   it('csds exclude resource contents leaves the bytes out', async () => {
     const client = await clientWithThreeClusters();
     csds = await startCsds([client]);

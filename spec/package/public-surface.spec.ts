@@ -298,6 +298,7 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
   RecordedNode: 'type',
   RecordedRequest: 'type',
   RecordedResponse: 'type',
+  RecordedStream: 'type',
   ResourceInput: 'type',
   ResourceJson: 'type',
   ResourceTypeAlias: 'type',

@@ -166,6 +166,9 @@ describe('reconnect', () => {
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('A', w);
     await w.next('changed');
+    // Its ACK reaches the server before the stream ends: `settled` below waits for the answer
+    // to the last response, which an ACK lost with its stream would never give.
+    await settled(env.server);
     tick(100); // the stream has lived the initial delay
     env.server.endStreams(status.UNAVAILABLE, 'server rolling over');
     await events.disconnected(1);

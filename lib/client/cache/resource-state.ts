@@ -5,8 +5,11 @@ import type { XdsError } from '../../errors';
 import { DoesNotExistTimer, type TimedEntry } from './does-not-exist-timer';
 import type { ResourceWatcher } from './resource-watcher';
 
-/** CSDS's client status of a resource. */
-export type ResourceStatus = 'REQUESTED' | 'ACKED' | 'NACKED' | 'DOES_NOT_EXIST';
+/**
+ * CSDS's client status of a resource. `TIMEOUT` is gRFC A88's: the does-not-exist timer fired
+ * on a server with `resource_timer_is_transient_error`.
+ */
+export type ResourceStatus = 'REQUESTED' | 'ACKED' | 'NACKED' | 'DOES_NOT_EXIST' | 'TIMEOUT';
 
 /** The one thing a cache entry needs of its authority (core/authority.ts). */
 export interface EntryAuthority {
@@ -223,7 +226,24 @@ export class ResourceState<T> implements TimedEntry {
 
   /** The does-not-exist timer fired, or the server said it does not exist: `error` to watchers. */
   markDoesNotExist(error: XdsError, deliver: Deliver): void {
-    this._status = 'DOES_NOT_EXIST';
+    this.markUnreceived('DOES_NOT_EXIST', error, deliver);
+  }
+
+  /**
+   * gRFC A88: the timer fired on a server that reports missing resources itself
+   * (`resource_timer_is_transient_error`): the server is slow, not the resource gone. There is
+   * nothing cached (the timer runs only then), so watchers get `error` as a resource error.
+   */
+  markTimedOut(error: XdsError, deliver: Deliver): void {
+    this.markUnreceived('TIMEOUT', error, deliver);
+  }
+
+  private markUnreceived(
+    status: 'DOES_NOT_EXIST' | 'TIMEOUT',
+    error: XdsError,
+    deliver: Deliver,
+  ): void {
+    this._status = status;
     this._error = error;
     this.doesNotExist.settle();
     deliver(() => this.notifyResourceError(error));

@@ -11,11 +11,12 @@ import type {
 } from '../ads/ads-stream';
 import type { ResponseShape } from '../ads/response-scan';
 import { endTimers, restartTimers, startTimers } from '../cache/does-not-exist-timer';
-import { notReceivedError, ttlExpiredError } from '../cache/resource-errors';
+import { notReceivedError, timedOutError, ttlExpiredError } from '../cache/resource-errors';
 import { deliverNow, type ResourceState } from '../cache/resource-state';
 import type { Authorities } from './authority';
 import { cachedVersions } from './dump';
 import type { EventSink } from './event-sink';
+import { resourceTimeoutFor } from './options';
 import { processResponse, rejectType, type ResponseContext } from './response-processor';
 import { carries, type ServerChannel, type StreamKey } from './server-channel';
 import type { TypeRegistry } from './type-registry';
@@ -26,7 +27,8 @@ const trace = tracer('xds_client');
 export interface ChannelHandlerContext {
   readonly bootstrap: Bootstrap;
   readonly lbPolicies: LbPolicyRegistry | undefined;
-  readonly resourceTimeoutMs: number;
+  /** The `resourceTimeoutMs` option; undefined: each server's default (resourceTimeoutFor). */
+  readonly resourceTimeoutMs: number | undefined;
   readonly types: TypeRegistry;
   readonly authorities: Authorities;
   readonly events: EventSink;
@@ -180,11 +182,15 @@ export class ChannelEventHandler {
     for (const authority of this.ctx.authorities.all()) {
       authority.fallback.answered(channel, () => {
         const current = authority.current;
+        if (!current) {
+          endTimers(authority.allResources());
+          return;
+        }
         restartTimers(
           authority.allResources(),
-          (state) => !!current?.isRequested(state.type.typeUrl, state.name),
-          this.ctx.resourceTimeoutMs,
-          this.onResourceTimeout,
+          (state) => current.isRequested(state.type.typeUrl, state.name),
+          this.timeoutOf(current),
+          (state) => this.onResourceTimeout(current, state),
         );
       });
     }
@@ -199,18 +205,29 @@ export class ChannelEventHandler {
     startTimers(
       request.resourceNames,
       channel.lookupOf(request.typeUrl),
-      this.ctx.resourceTimeoutMs,
-      this.onResourceTimeout,
+      this.timeoutOf(channel),
+      (state) => this.onResourceTimeout(channel, state),
     );
   }
 
-  private readonly onResourceTimeout = (state: ResourceState<unknown>): void => {
-    const { resourceTimeoutMs, bootstrap } = this.ctx;
-    state.markDoesNotExist(
-      notReceivedError(state, resourceTimeoutMs, bootstrap.node.id),
-      deliverNow,
-    );
-  };
+  private timeoutOf(channel: ServerChannel): number {
+    return resourceTimeoutFor(this.ctx.resourceTimeoutMs, channel.config);
+  }
+
+  /**
+   * A timer of `channel`'s stream fired: the resource does not exist (A57), or, on a server
+   * with `resource_timer_is_transient_error`, the server is slow (A88: TIMEOUT, UNAVAILABLE).
+   */
+  private onResourceTimeout(channel: ServerChannel, state: ResourceState<unknown>): void {
+    const nodeId = this.ctx.bootstrap.node.id;
+    const timeoutMs = this.timeoutOf(channel);
+    const { config } = channel;
+    if (config.resourceTimerIsTransientError) {
+      state.markTimedOut(timedOutError(state, timeoutMs, config.serverUri, nodeId), deliverNow);
+    } else {
+      state.markDoesNotExist(notReceivedError(state, timeoutMs, nodeId), deliverNow);
+    }
+  }
 
   private readonly onTtlExpired = (state: ResourceState<unknown>): void => {
     state.markDeleted(ttlExpiredError(state, this.ctx.bootstrap.node.id), deliverNow);

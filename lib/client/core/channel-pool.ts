@@ -1,7 +1,8 @@
-import type { ChannelCredentials } from '@grpc/grpc-js';
+import type { CallCredentials, ChannelCredentials } from '@grpc/grpc-js';
 import { serverKey, type Bootstrap, type XdsServerConfig } from '../../bootstrap';
 import type { AdsStreamEvents } from '../ads/ads-stream';
 import { Backoff, type BackoffOptions } from '../transport/backoff';
+import { callCredentials } from '../credentials/call-credentials';
 import { channelCredentials } from '../credentials/channel-credentials';
 import { DeltaAdsStream } from '../ads/delta-stream';
 import { GrpcTransport } from '../transport/grpc-transport';
@@ -32,8 +33,14 @@ interface PastStream {
  */
 export class ChannelPool {
   private readonly channels = new Map<string, ServerChannel>();
-  /** Per server key: credentials built, and their files read, at construction. */
-  private readonly credentials = new Map<string, ChannelCredentials>();
+  /**
+   * Per server key: credentials built, and their files read, at construction; the call
+   * credentials (A97) once per key, so that every channel to the server shares one token cache.
+   */
+  private readonly credentials = new Map<
+    string,
+    { channel: ChannelCredentials; call: CallCredentials | undefined }
+  >();
   /** What a channel closed for want of authorities leaves for its successor (see acquire). */
   private readonly pastChannels = new Map<string, Map<StreamKey, PastStream>>();
 
@@ -61,7 +68,11 @@ export class ChannelPool {
       // FILESYSTEM and REST make no gRPC channel: their fields were checked with the bootstrap.
       if (server.apiType === 'FILESYSTEM' || server.apiType === 'REST') continue;
       const key = serverKey(server);
-      if (!this.credentials.has(key)) this.credentials.set(key, channelCredentials(server, where));
+      if (this.credentials.has(key)) continue;
+      this.credentials.set(key, {
+        channel: channelCredentials(server, where),
+        call: callCredentials(server, () => new Backoff(this.options.backoff)),
+      });
     }
   }
 
@@ -109,7 +120,13 @@ export class ChannelPool {
   private newTransport(server: XdsServerConfig, key: string): XdsTransport {
     if (server.apiType === 'FILESYSTEM') return new FileTransport(server);
     if (server.apiType === 'REST') return new RestTransport(server);
-    return new GrpcTransport(server, this.options.channelOptions, this.credentials.get(key));
+    const credentials = this.credentials.get(key);
+    return new GrpcTransport(
+      server,
+      this.options.channelOptions,
+      credentials?.channel,
+      credentials?.call,
+    );
   }
 
   /** Closes a channel no authority uses any more, keeping its backoff for a successor. */

@@ -14,12 +14,7 @@ import { dumpAuthorities, type ResourceDump } from './dump';
 import { EventSink } from './event-sink';
 import type { XdsClientEvents } from './events';
 import { OpenClients } from './open-clients';
-import {
-  checkClientOptions,
-  DEFAULT_RESOURCE_TIMEOUT_MS,
-  resourceNameProblem,
-  type XdsClientOptions,
-} from './options';
+import { checkClientOptions, resourceNameProblem, type XdsClientOptions } from './options';
 import { TypeRegistry } from './type-registry';
 import { DeferredUnsubscribe } from './unsubscribe';
 
@@ -72,7 +67,7 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
     this.handler = new ChannelEventHandler({
       bootstrap: this.bootstrap,
       lbPolicies: options.lbPolicies,
-      resourceTimeoutMs: options.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS,
+      resourceTimeoutMs: options.resourceTimeoutMs,
       types: this.types,
       authorities,
       events,

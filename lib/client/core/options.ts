@@ -13,10 +13,34 @@ import type { XdsTransportFactory } from '../transport/transport';
 /** gRFC A57: how long to wait for a subscribed resource before calling it non-existent. */
 export const DEFAULT_RESOURCE_TIMEOUT_MS = 15_000;
 
+/**
+ * gRFC A88: the timer on a server with `resource_timer_is_transient_error`, which reports
+ * missing resources itself: the timer only detects a slow server, and waits longer.
+ */
+export const DEFAULT_TRANSIENT_RESOURCE_TIMEOUT_MS = 30_000;
+
+/**
+ * The does-not-exist timer of a server's resources: the `resourceTimeoutMs` option when given
+ * (for every server), else A57's 15 s, or A88's 30 s on a `resource_timer_is_transient_error`
+ * server.
+ */
+export function resourceTimeoutFor(
+  configuredMs: number | undefined,
+  server: { readonly resourceTimerIsTransientError?: boolean | undefined },
+): number {
+  if (configuredMs !== undefined) return configuredMs;
+  return server.resourceTimerIsTransientError
+    ? DEFAULT_TRANSIENT_RESOURCE_TIMEOUT_MS
+    : DEFAULT_RESOURCE_TIMEOUT_MS;
+}
+
 export interface XdsClientOptions {
   /** A bootstrap object or JSON text; omitted: GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. */
   bootstrap?: object | string;
-  /** The does-not-exist timer, in (0, 2^31 - 1] ms. Default 15 000 ms. */
+  /**
+   * The does-not-exist timer, in (0, 2^31 - 1] ms, for every server. Default 15 000 ms, or
+   * 30 000 ms for a server with the `resource_timer_is_transient_error` feature (gRFC A88).
+   */
   resourceTimeoutMs?: number;
   /** Reconnect backoff. Default 1 s, ×1.6, ±20 % jitter, 120 s cap. */
   backoff?: BackoffOptions;

@@ -11,6 +11,7 @@ import { messageCodec } from '../../codec';
 import type { Duration, LoadStatsRequest, LoadStatsResponse } from '../../generated/protos';
 import { logError, tracer } from '../../trace';
 import { Backoff, type BackoffOptions } from '../transport/backoff';
+import { callCredentials } from '../credentials/call-credentials';
 import { channelCredentials } from '../credentials/channel-credentials';
 import { LoadStore } from './load-store';
 import { buildNode } from '../transport/node';
@@ -45,6 +46,8 @@ export interface LrsStreamOptions {
 export class LrsStream {
   readonly store: LoadStore;
   private readonly backoff: Backoff;
+  /** The server's call_creds (gRFC A97): the token goes on every LRS stream too. */
+  private readonly callOptions: grpc.CallOptions;
   private client: grpc.Client | undefined;
   private call: grpc.ClientDuplexStream<Buffer, Buffer> | undefined;
   private reportTimer: NodeJS.Timeout | undefined;
@@ -64,6 +67,8 @@ export class LrsStream {
     const now = options.now ?? (() => performance.now());
     this.store = new LoadStore(now);
     this.backoff = new Backoff(options.backoff);
+    const credentials = callCredentials(server, () => new Backoff(options.backoff));
+    this.callOptions = credentials ? { credentials } : {};
   }
 
   /** Opens the stream (once; later streams open by themselves after a failure). */
@@ -101,7 +106,13 @@ export class LrsStream {
       return;
     }
     if (trace.enabled) trace.log(`starting LRS stream to ${this.server.serverUri}`);
-    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(LRS_METHOD, identity, identity);
+    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(
+      LRS_METHOD,
+      identity,
+      identity,
+      new grpc.Metadata(),
+      this.callOptions,
+    );
     this.call = call;
     this.receivedResponse = false;
     this.lastReportEmpty = false;

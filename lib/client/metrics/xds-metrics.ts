@@ -33,7 +33,8 @@ export type CacheState =
   | 'does_not_exist_but_cached'
   | 'acked'
   | 'nacked'
-  | 'nacked_but_cached';
+  | 'nacked_but_cached'
+  | 'timeout';
 
 /** A client's metrics; `stop()` (at close) detaches them. */
 export interface ClientMetrics {
@@ -231,6 +232,8 @@ export function cacheStateOf(state: ResourceState<unknown>): CacheState {
       return cached ? 'nacked_but_cached' : 'nacked';
     case 'DOES_NOT_EXIST':
       return cached ? 'does_not_exist_but_cached' : 'does_not_exist';
+    case 'TIMEOUT':
+      return 'timeout';
   }
 }
 

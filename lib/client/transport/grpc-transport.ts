@@ -1,7 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../../bootstrap';
 import { logError } from '../../trace';
+import { callCredentials } from '../credentials/call-credentials';
 import { channelCredentials } from '../credentials/channel-credentials';
+import { Backoff } from './backoff';
 import { PerTypeCall } from './per-type-call';
 import type { AdsCall, AdsCallHandlers, XdsTransport } from './transport';
 
@@ -61,14 +63,19 @@ export class GrpcTransport implements XdsTransport {
   private readonly client: grpc.Client;
   /** The ADS method; undefined for the per-type api_types. */
   private readonly method: string | undefined;
+  /** Each stream's call options: the server's call_creds (gRFC A97), if any. */
+  private readonly callOptions: grpc.CallOptions;
 
   constructor(
     private readonly server: XdsServerConfig,
     channelOptions: grpc.ChannelOptions = {},
     /** Built from the server's channel_creds when omitted. */
     credentials: grpc.ChannelCredentials = channelCredentials(server),
+    /** Built from the server's call_creds when omitted (share one to share its token cache). */
+    callCreds: grpc.CallCredentials | undefined = callCredentials(server, () => new Backoff()),
   ) {
     this.method = ADS_METHODS[server.apiType];
+    this.callOptions = callCreds ? { credentials: callCreds } : {};
     this.client = new grpc.Client(server.serverUri, credentials, {
       'grpc.keepalive_time_ms': XDS_KEEPALIVE_MS,
       [MAX_RECEIVE_OPTION]: DEFAULT_MAX_RESPONSE_BYTES,
@@ -89,7 +96,13 @@ export class GrpcTransport implements XdsTransport {
 
   /** One bidi stream of serialized frames on `method`. */
   private startStream(method: string, handlers: AdsCallHandlers): AdsCall {
-    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(method, identity, identity);
+    const call = this.client.makeBidiStreamRequest<Buffer, Buffer>(
+      method,
+      identity,
+      identity,
+      new grpc.Metadata(),
+      this.callOptions,
+    );
     let ended = false;
     const end = (code: number, details: string) => {
       if (ended) return;
