@@ -1,5 +1,6 @@
-// The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
-// what deadline and retry policy (A44), and which faults to inject (A33). It holds each cluster
+// The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster
+// (or the session cookie's, A60), what deadline and retry policy (A44), which faults to inject
+// (A33) and which endpoint the RPC's session asks for (A55). It holds each cluster
 // it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is committed
 // or over.
 
@@ -11,6 +12,7 @@ import { methodConfigFor } from './method-config';
 import { PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
 import { requestHash } from './routing/hash-policy';
+import type { StatefulSessions } from './stateful-session/stateful-session';
 
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 
@@ -28,6 +30,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly nodeId: string,
     /** The Listener's fault filters; undefined when it has none. */
     private readonly faults?: FaultInjection,
+    /** The Listener's stateful session filter; undefined when it has none. */
+    private readonly sessions?: StatefulSessions,
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
@@ -41,20 +45,25 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       return failing(`internal error routing ${method}: ${errorReason(e)}`, this.nodeId);
     }
     if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
-    const { cluster, route } = decision;
+    const { route } = decision;
+    const session = this.sessions?.sessionFor(method, route, decision.cluster, metadata);
+    const cluster = session ? session.cluster : decision.cluster;
     const hold = new ClusterHold(this.refs.ref(cluster));
     // gRFC A42: a route with hash policies gives each RPC its own hash, so its own object.
     const hash = requestHash(decision.route, metadata, channelId);
-    const pickInformation =
+    const shared =
       hash === undefined
         ? this.sharedPickInfo(cluster)
         : { [PICK_CLUSTER]: cluster, [PICK_HASH]: hash };
+    const pickInformation = session ? session.pickInformation(shared) : shared;
     const action = route.action;
     const retry =
       action.type === 'cluster' || action.type === 'weighted_clusters'
         ? action.retryPolicy
         : undefined;
     const faults = this.faults?.factoriesFor(route, cluster);
+    const filters = faults?.length ? [hold, ...faults] : [hold];
+    if (session) filters.push(session);
     return {
       methodConfig: methodConfigFor(decision.timeoutMs, retry),
       // Committed, or ended before any attempt was made (then only the filter sees it: a
@@ -62,7 +71,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       onCommitted: hold.release,
       pickInformation,
       status: status.OK,
-      dynamicFilterFactories: faults?.length ? [hold, ...faults] : [hold],
+      dynamicFilterFactories: filters,
     };
   }
 

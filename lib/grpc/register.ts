@@ -11,6 +11,7 @@ import {
   OutlierDetectionChildConfig,
   OutlierDetectionChildLoadBalancer,
 } from './lb/outlier-detection/outlier-detection';
+import { registerOverrideHostPolicy } from './lb/override-host/override-host';
 import { registerPriorityPolicy } from './lb/priority/priority';
 import { registerRingHashPolicy } from './lb/ring-hash/ring-hash';
 import { registerWeightedTargetPolicy } from './lb/weighted-target/weighted-target';
@@ -39,6 +40,7 @@ export function register(): void {
     ClusterImplLoadBalancer,
     ClusterImplConfig,
   );
+  registerOverrideHostPolicy();
   registerPriorityPolicy();
   registerWeightedTargetPolicy();
   registerRingHashPolicy();

@@ -14,6 +14,7 @@ import { leaseClient, type ClientLease } from './client-pool';
 import { ClusterRefs } from './cluster-refs';
 import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
 import { FaultInjection } from './fault-injection';
+import { StatefulSessions } from './stateful-session/stateful-session';
 import { DependencyManager, routeClusters } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
@@ -138,7 +139,15 @@ export class XdsResolver implements experimental.Resolver {
     const clusters = routeClusters(config.virtualHost);
     const hcm = config.listener.httpConnectionManager;
     const faults = FaultInjection.for(hcm, config.virtualHost);
-    const selector = new XdsConfigSelector(table, running.refs, clusters, config.nodeId, faults);
+    const sessions = StatefulSessions.for(hcm, config.virtualHost);
+    const selector = new XdsConfigSelector(
+      table,
+      running.refs,
+      clusters,
+      config.nodeId,
+      faults,
+      sessions,
+    );
     this.emit(serviceConfig, config, selector);
   }
 

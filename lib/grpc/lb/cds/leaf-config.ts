@@ -1,8 +1,9 @@
-// The LB configuration below one leaf cluster (gRFC A37, A52, A74, A75): cluster_impl over a
-// priority of the cluster's priorities, each with its locality policy — weighted_target over
-// the localities for `wrr_locality`, else the endpoint policy over all of them (ring_hash: one
-// ring over every locality, A42) — and the endpoints, each placed under its [priority,
-// locality] path.
+// The LB configuration below one leaf cluster (gRFC A37, A52, A55, A74, A75): cluster_impl over
+// override_host (A55: a session's endpoint first; DRAINING endpoints reach it, marked, and no
+// further) over a priority of the cluster's priorities, each with its locality policy —
+// weighted_target over the localities for `wrr_locality`, else the endpoint policy over all of
+// them (ring_hash: one ring over every locality, A42) — and the endpoints, each placed under its
+// [priority, locality] path.
 
 import { experimental } from '@grpc/grpc-js';
 import { errorReason } from '../../../errors';
@@ -13,6 +14,7 @@ import type { ClusterConfig } from '../../xds-config';
 import { ClusterImplConfig } from '../cluster-impl/cluster-impl';
 import { withPath } from '../common/hierarchy';
 import { withLocality } from '../common/locality-subchannel';
+import { healthStatusOf, OverrideHostConfig, withHealthStatus } from '../override-host/config';
 import { LeastRequestConfig } from '../least-request/least-request';
 import {
   msToDuration,
@@ -36,8 +38,17 @@ export type LeafConfigResult =
     }
   | { readonly error: string };
 
-/** gRFC A27: only these take traffic. */
-const USABLE = new Set(['UNKNOWN', 'HEALTHY']);
+/** gRFC A27: only these take traffic; A55: DRAINING ones still serve their sessions. */
+const USABLE = new Set(['UNKNOWN', 'HEALTHY', 'DRAINING']);
+
+/** Endpoints that can take new RPCs (DRAINING ones only serve their sessions). */
+function takingNewRpcs(endpoints: readonly Endpoint[], from: number): number {
+  let n = 0;
+  for (let i = from; i < endpoints.length; i++) {
+    if (healthStatusOf(endpoints[i]!) !== 'DRAINING') n++;
+  }
+  return n;
+}
 
 export function leafConfig(leaf: LeafCluster): LeafConfigResult {
   const { cluster, mechanism, priorities } = leaf;
@@ -52,14 +63,14 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     if ('error' in child) return { error: `cluster "${cluster.name}": ${child.error}` };
     // A priority with nothing to connect to is failed over at once (A37): as a child it would
     // sit IDLE once its endpoint policy gives up, and A56 would wait on it.
-    if (endpoints.length === before) continue;
+    if (takingNewRpcs(endpoints, before) === 0) continue;
     children.push({
       name: priority.name,
       config: child.config,
       ignoreReresolutionRequests: priority.ignoreReresolutionRequests,
     });
   }
-  if (endpoints.length === 0) {
+  if (takingNewRpcs(endpoints, 0) === 0) {
     const why = leaf.resolutionNote ?? 'the xDS server sent none';
     return { error: `cluster "${cluster.name}" has no usable endpoints: ${why}` };
   }
@@ -73,7 +84,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       lrsServer: mechanism.lrsServer,
       security: cluster.security,
     },
-    new PriorityConfig(children),
+    new OverrideHostConfig(cluster.overrideHostStatus, new PriorityConfig(children)),
   );
   // gRFC A50, at A75's place: above cluster_impl, over the whole cluster.
   const od = cluster.outlierDetection;
@@ -181,7 +192,10 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 function endpointOf(e: LbEndpoint, locality: LocalityName): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
   const endpoint: RingHashEndpoint = {
-    addresses: addresses.map((a) => withLocality(a, locality)),
+    ...withHealthStatus(
+      { addresses: addresses.map((a) => withLocality(a, locality)) },
+      e.healthStatus,
+    ),
     xdsClientWeight: e.weight,
   };
   return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };
