@@ -75,10 +75,15 @@ interface SessionReply {
   readonly setCookie: readonly string[];
 }
 
-/** One RPC with `cookie` (a `cookie` header value) if given. */
-function sessionRpc(client: grpc.Client, cookie?: string): Promise<SessionReply> {
+/** One RPC with `cookie` (a `cookie` header value) if given, and `headers`. */
+function sessionRpc(
+  client: grpc.Client,
+  cookie?: string,
+  headers: Record<string, string> = {},
+): Promise<SessionReply> {
   const metadata = new grpc.Metadata();
   if (cookie !== undefined) metadata.set('cookie', cookie);
+  for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
   return new Promise((resolve, reject) => {
     let setCookie: string[] = [];
     const call = client.makeUnaryRequest<Buffer, string>(
@@ -295,22 +300,7 @@ describe('e2e: stateful session affinity (A55, A60)', () => {
     const cookie = cookieOf(await sessionRpc(client));
     const plain = new Map<string, number>();
     for (let i = 0; i < 30; i++) {
-      const metadata = new grpc.Metadata();
-      metadata.set('x-plain', 'yes');
-      metadata.set('cookie', cookie);
-      const reply = await new Promise<SessionReply>((resolve, reject) => {
-        let setCookie: string[] = [];
-        const call = client.makeUnaryRequest<Buffer, string>(
-          ECHO_PATH,
-          (b) => b,
-          (b: Buffer) => b.toString(),
-          Buffer.alloc(0),
-          metadata,
-          { deadline: Date.now() + 2000 },
-          (error, backend) => (error ? reject(error) : resolve({ backend: backend!, setCookie })),
-        );
-        call.on('metadata', (md: grpc.Metadata) => (setCookie = md.get('set-cookie').map(String)));
-      });
+      const reply = await sessionRpc(client, cookie, { 'x-plain': 'yes' });
       assert.deepEqual(reply.setCookie, []);
       plain.set(reply.backend, (plain.get(reply.backend) ?? 0) + 1);
     }
