@@ -24,6 +24,10 @@ const COOKIE_URL =
   'type.googleapis.com/envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState';
 const ROUTER_URL = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
 
+/** Bounds wide enough for a loaded machine: an RPC, and a wait for the channel to converge. */
+const RPC_DEADLINE_MS = 5000;
+const CONVERGE_MS = 15_000;
+
 /** HCM fields: a stateful session filter named "session" keeping cookie `sticky`, then the router. */
 function sessionFilter(cookie: JsonObject = {}): JsonObject {
   return {
@@ -92,7 +96,7 @@ function sessionRpc(
       (b: Buffer) => b.toString(),
       Buffer.alloc(0),
       metadata,
-      { deadline: Date.now() + 2000 },
+      { deadline: Date.now() + RPC_DEADLINE_MS },
       (error, backend) => (error ? reject(error) : resolve({ backend: backend!, setCookie })),
     );
     call.on('metadata', (md: grpc.Metadata) => {
@@ -155,6 +159,7 @@ describe('e2e: stateful session affinity (A55, A60)', () => {
       client,
       `RPCs on ${want}`,
       (c) => [...c.keys()].sort().join(',') === want,
+      { timeoutMs: CONVERGE_MS },
     );
   }
 
@@ -216,7 +221,9 @@ describe('e2e: stateful session affinity (A55, A60)', () => {
       ['b', 'right'],
     ] as const) {
       let reply = await sessionRpc(client);
-      while (reply.backend !== backend) reply = await sessionRpc(client);
+      // Half the draws go each way: 100 misses in a row would be a broken split.
+      for (let i = 0; reply.backend !== backend && i < 100; i++) reply = await sessionRpc(client);
+      assert.equal(reply.backend, backend);
       const cookie = cookieOf(reply);
       assert.equal(decoded(cookie), `${env.backends[backend]!.address};${cluster}`);
       assert.deepEqual(await withCookie(client, cookie), {
