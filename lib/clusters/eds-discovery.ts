@@ -75,14 +75,19 @@ export class EdsDiscovery {
 
 /**
  * Only endpoints whose health status is UNKNOWN or HEALTHY take traffic (gRFC A27; what C-core,
- * grpc-go and grpc-js do). A locality left with none stays, empty, so that names stay put.
+ * grpc-go and grpc-js do); DRAINING ones are kept too, with their status, for stateful session
+ * affinity (A55: they still serve the sessions they have, and take no new traffic). A locality
+ * left with none stays, empty, so that names stay put.
  */
 function healthyPriorities(update: EndpointUpdate): DiscoveryResult {
   const priorities = update.priorities.map((localities) =>
     Object.freeze(
       localities.map((locality) => {
         const healthy = locality.endpoints.filter(
-          (e) => e.healthStatus === 'UNKNOWN' || e.healthStatus === 'HEALTHY',
+          (e) =>
+            e.healthStatus === 'UNKNOWN' ||
+            e.healthStatus === 'HEALTHY' ||
+            e.healthStatus === 'DRAINING',
         );
         if (healthy.length === locality.endpoints.length) return locality;
         return Object.freeze({ ...locality, endpoints: Object.freeze(healthy) });

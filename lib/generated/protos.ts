@@ -52,6 +52,7 @@ export interface Cluster {
   readonly leastRequestLbConfig: Cluster_LeastRequestLbConfig | null;
   readonly transportSocket: TransportSocket | null;
   readonly metadata: Metadata | null;
+  readonly commonLbConfig: Cluster_CommonLbConfig | null;
   readonly loadBalancingPolicy: LoadBalancingPolicy | null;
   readonly lrsServer: ConfigSource | null;
   /** Which member of the `clusterDiscoveryType` oneof is set. */
@@ -108,6 +109,11 @@ export interface Cluster_RingHashLbConfig {
 export enum Cluster_RingHashLbConfig_HashFunction {
   XX_HASH = 0,
   MURMUR_HASH_2 = 1,
+}
+
+/** envoy.config.cluster.v3.Cluster.CommonLbConfig */
+export interface Cluster_CommonLbConfig {
+  readonly overrideHostStatus: HealthStatusSet | null;
 }
 
 /** envoy.config.cluster.v3.LoadBalancingPolicy */
@@ -321,6 +327,21 @@ export interface TypedExtensionConfig {
   readonly typedConfig: Any | null;
 }
 
+/** envoy.config.core.v3.HealthStatus */
+export enum HealthStatus {
+  UNKNOWN = 0,
+  HEALTHY = 1,
+  UNHEALTHY = 2,
+  DRAINING = 3,
+  TIMEOUT = 4,
+  DEGRADED = 5,
+}
+
+/** envoy.config.core.v3.HealthStatusSet */
+export interface HealthStatusSet {
+  readonly statuses: readonly HealthStatus[];
+}
+
 /** envoy.config.core.v3.Pipe */
 export interface Pipe {
   readonly path: string;
@@ -357,16 +378,6 @@ export interface Address {
 export interface CidrRange {
   readonly addressPrefix: string;
   readonly prefixLen: UInt32Value | null;
-}
-
-/** envoy.config.core.v3.HealthStatus */
-export enum HealthStatus {
-  UNKNOWN = 0,
-  HEALTHY = 1,
-  UNHEALTHY = 2,
-  DRAINING = 3,
-  TIMEOUT = 4,
-  DEGRADED = 5,
 }
 
 /** envoy.config.core.v3.HttpProtocolOptions */
@@ -871,6 +882,13 @@ export interface PathMatcher {
 export interface NodeMatcher {
 }
 
+/** envoy.type.http.v3.Cookie */
+export interface Cookie {
+  readonly name: string;
+  readonly ttl: Duration | null;
+  readonly path: string;
+}
+
 /** envoy.extensions.clusters.aggregate.v3.ClusterConfig */
 export interface ClusterConfig {
   readonly clusters: readonly string[];
@@ -926,6 +944,19 @@ export interface RBACPerRoute {
 export interface Router {
 }
 
+/** envoy.extensions.filters.http.stateful_session.v3.StatefulSession */
+export interface StatefulSession {
+  readonly sessionState: TypedExtensionConfig | null;
+}
+
+/** envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute */
+export interface StatefulSessionPerRoute {
+  readonly disabled: boolean | null;
+  readonly statefulSession: StatefulSession | null;
+  /** Which member of the `override` oneof is set. */
+  readonly override?: 'disabled' | 'statefulSession';
+}
+
 /** envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager */
 export interface HttpConnectionManager {
   readonly statPrefix: string;
@@ -959,6 +990,11 @@ export interface HttpFilter {
   readonly isOptional: boolean;
   /** Which member of the `configType` oneof is set. */
   readonly configType?: 'typedConfig' | 'configDiscovery';
+}
+
+/** envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState */
+export interface CookieBasedSessionState {
+  readonly cookie: Cookie | null;
 }
 
 /** envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin */
@@ -1374,6 +1410,7 @@ export interface Messages {
   'envoy.config.cluster.v3.Cluster.EdsClusterConfig': Cluster_EdsClusterConfig;
   'envoy.config.cluster.v3.Cluster.LeastRequestLbConfig': Cluster_LeastRequestLbConfig;
   'envoy.config.cluster.v3.Cluster.RingHashLbConfig': Cluster_RingHashLbConfig;
+  'envoy.config.cluster.v3.Cluster.CommonLbConfig': Cluster_CommonLbConfig;
   'envoy.config.cluster.v3.LoadBalancingPolicy': LoadBalancingPolicy;
   'envoy.config.cluster.v3.LoadBalancingPolicy.Policy': LoadBalancingPolicy_Policy;
   'envoy.config.cluster.v3.OutlierDetection': OutlierDetection;
@@ -1397,6 +1434,7 @@ export interface Messages {
   'envoy.config.core.v3.GrpcService.EnvoyGrpc': GrpcService_EnvoyGrpc;
   'envoy.config.core.v3.GrpcService.GoogleGrpc': GrpcService_GoogleGrpc;
   'envoy.config.core.v3.TypedExtensionConfig': TypedExtensionConfig;
+  'envoy.config.core.v3.HealthStatusSet': HealthStatusSet;
   'envoy.config.core.v3.Pipe': Pipe;
   'envoy.config.core.v3.SocketAddress': SocketAddress;
   'envoy.config.core.v3.Address': Address;
@@ -1462,6 +1500,7 @@ export interface Messages {
   'envoy.type.matcher.v3.MetadataMatcher': MetadataMatcher;
   'envoy.type.matcher.v3.PathMatcher': PathMatcher;
   'envoy.type.matcher.v3.NodeMatcher': NodeMatcher;
+  'envoy.type.http.v3.Cookie': Cookie;
   'envoy.extensions.clusters.aggregate.v3.ClusterConfig': ClusterConfig;
   'envoy.extensions.filters.common.fault.v3.FaultDelay': FaultDelay;
   'envoy.extensions.filters.common.fault.v3.FaultDelay.HeaderDelay': FaultDelay_HeaderDelay;
@@ -1471,10 +1510,13 @@ export interface Messages {
   'envoy.extensions.filters.http.rbac.v3.RBAC': envoy_extensions_filters_http_rbac_v3_RBAC;
   'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': RBACPerRoute;
   'envoy.extensions.filters.http.router.v3.Router': Router;
+  'envoy.extensions.filters.http.stateful_session.v3.StatefulSession': StatefulSession;
+  'envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute': StatefulSessionPerRoute;
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HttpConnectionManager;
   'envoy.extensions.filters.network.http_connection_manager.v3.Rds': Rds;
   'envoy.extensions.filters.network.http_connection_manager.v3.ScopedRoutes': ScopedRoutes;
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter': HttpFilter;
+  'envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState': CookieBasedSessionState;
   'envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin': ClientSideWeightedRoundRobin;
   'envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest': LeastRequest;
   'envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst': PickFirst;

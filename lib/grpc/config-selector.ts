@@ -1,6 +1,7 @@
-// The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
-// what deadline and retry policy (A44), which faults to inject (A33), and whether the RPC's
-// :authority becomes the picked endpoint's hostname (A81). It holds each cluster
+// The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster
+// (or the session cookie's, A60), what deadline and retry policy (A44), which faults to inject
+// (A33), which endpoint the RPC's session asks for (A55), and whether the RPC's :authority
+// becomes the picked endpoint's hostname (A81). It holds each cluster
 // it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is committed
 // or over.
 
@@ -12,6 +13,7 @@ import { methodConfigFor } from './method-config';
 import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
 import { requestHash } from './routing/hash-policy';
+import type { StatefulSessions } from './stateful-session/stateful-session';
 
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 type PickInfo = { readonly [key: string]: string };
@@ -36,6 +38,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly faults?: FaultInjection,
     /** The channel's authority, which A81's auto_host_rewrite replaces. */
     private readonly authority = '',
+    /** The Listener's stateful session filter; undefined when it has none. */
+    private readonly sessions?: StatefulSessions,
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
@@ -49,7 +53,9 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       return failing(`internal error routing ${method}: ${errorReason(e)}`, this.nodeId);
     }
     if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
-    const { cluster, route } = decision;
+    const { route } = decision;
+    const session = this.sessions?.sessionFor(method, route, decision.cluster, metadata);
+    const cluster = session ? session.cluster : decision.cluster;
     const hold = new ClusterHold(this.refs.ref(cluster));
     // gRFC A42: a route with hash policies gives each RPC its own hash, so its own object.
     const hash = requestHash(decision.route, metadata, channelId);
@@ -57,7 +63,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     const forwarding =
       action.type === 'cluster' || action.type === 'weighted_clusters' ? action : undefined;
     const rewrite = forwarding?.autoHostRewrite === true;
-    const pickInformation =
+    const shared =
       hash === undefined
         ? this.sharedPickInfo(cluster, rewrite)
         : {
@@ -65,8 +71,11 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
             [PICK_HASH]: hash,
             ...(rewrite && { [PICK_AUTHORITY]: this.authority }),
           };
+    const pickInformation = session ? session.pickInformation(shared) : shared;
     const retry = forwarding?.retryPolicy;
     const faults = this.faults?.factoriesFor(route, cluster);
+    const filters = faults?.length ? [hold, ...faults] : [hold];
+    if (session) filters.push(session);
     return {
       methodConfig: methodConfigFor(decision.timeoutMs, retry),
       // Committed, or ended before any attempt was made (then only the filter sees it: a
@@ -74,7 +83,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       onCommitted: hold.release,
       pickInformation,
       status: status.OK,
-      dynamicFilterFactories: faults?.length ? [hold, ...faults] : [hold],
+      dynamicFilterFactories: filters,
     };
   }
 

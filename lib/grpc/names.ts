@@ -18,6 +18,8 @@ export const POLICY = {
   pickFirstWeighted: 'xds_client.pick_first_weighted',
   /** Under grpc-js's `outlier_detection`: the cluster_impl config handed down (A50). */
   outlierDetectionChild: 'xds_client.outlier_detection_child',
+  /** gRFC A55's xds_override_host: a session's endpoint first, below cluster_impl. */
+  overrideHost: 'xds_client.override_host',
 } as const;
 
 /**
@@ -79,6 +81,12 @@ export const PICK_HASH = 'xds_client.hash';
  * `auto_host_rewrite` (gRFC A81): a call with this authority gets the endpoint's hostname.
  */
 export const PICK_AUTHORITY = 'xds_client.authority';
+
+/**
+ * Pick information key: the endpoint addresses of the RPC's session cookie (gRFC A55), `host:port`
+ * joined by commas; absent when the RPC carries no session.
+ */
+export const PICK_OVERRIDE_HOST = 'xds_client.override_host';
 
 /**
  * Channel option: the largest ring the ring_hash policy builds (default 4096, gRFC A42); a

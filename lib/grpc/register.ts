@@ -12,6 +12,7 @@ import {
   OutlierDetectionChildLoadBalancer,
 } from './lb/outlier-detection/outlier-detection';
 import { registerPickFirstWeightedPolicy } from './lb/pick-first-weighted/pick-first-weighted';
+import { registerOverrideHostPolicy } from './lb/override-host/override-host';
 import { registerPriorityPolicy } from './lb/priority/priority';
 import { registerRingHashPolicy } from './lb/ring-hash/ring-hash';
 import { registerWeightedTargetPolicy } from './lb/weighted-target/weighted-target';
@@ -40,6 +41,7 @@ export function register(): void {
     ClusterImplLoadBalancer,
     ClusterImplConfig,
   );
+  registerOverrideHostPolicy();
   registerPriorityPolicy();
   registerWeightedTargetPolicy();
   registerRingHashPolicy();

@@ -14,6 +14,7 @@ import { leaseClient, type ClientLease } from './client-pool';
 import { ClusterRefs } from './cluster-refs';
 import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
 import { FaultInjection } from './fault-injection';
+import { StatefulSessions } from './stateful-session/stateful-session';
 import { DependencyManager, routeClusters } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
@@ -137,6 +138,7 @@ export class XdsResolver implements experimental.Resolver {
     const clusters = routeClusters(config.virtualHost);
     const hcm = config.listener.httpConnectionManager;
     const faults = FaultInjection.for(hcm, config.virtualHost);
+    const sessions = StatefulSessions.for(hcm, config.virtualHost);
     const selector = new XdsConfigSelector(
       table,
       running.refs,
@@ -144,6 +146,7 @@ export class XdsResolver implements experimental.Resolver {
       config.nodeId,
       faults,
       this.dataPlaneAuthority(),
+      sessions,
     );
     this.emit(serviceConfig, config, selector);
   }

@@ -98,7 +98,7 @@ describe('cluster resolver', () => {
     assert.deepEqual(subscribedEndpoints(env), ['B-eds']);
   });
 
-  it('only endpoints that are healthy or of unknown health are kept', async () => {
+  it('only endpoints that are healthy of unknown health or draining are kept', async () => {
     env = await startEnv();
     const assignment = endpoints('B', [
       {
@@ -117,6 +117,7 @@ describe('cluster resolver', () => {
     assert.deepEqual(summarize(priority!).localities[0]!.addresses, [
       '127.0.0.1:8001',
       '127.0.0.1:8003',
+      '127.0.0.1:8004',
     ]);
   });
 

@@ -41,6 +41,7 @@ describe('Cluster: EDS', () => {
       lbPolicy: { name: 'wrr_locality', child: { name: 'round_robin' } },
       outlierDetection: undefined,
       security: undefined,
+      overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
     };
     assert.deepStrictEqual(validCluster(edsCluster()), expected);
   });
@@ -117,6 +118,7 @@ describe('Cluster: LOGICAL_DNS (A37)', () => {
       lbPolicy: DEFAULT_LB,
       outlierDetection: undefined,
       security: undefined,
+      overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
     });
   });
 
@@ -211,6 +213,7 @@ describe('Cluster: aggregate (A37)', () => {
       lbPolicy: DEFAULT_LB,
       outlierDetection: undefined,
       security: undefined,
+      overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
     });
     assert.ok(!('edsServiceName' in update) && !('dnsHostname' in update));
   });

@@ -14,6 +14,7 @@ export type {
   LbPolicy,
   LogicalDnsClusterUpdate,
   OutlierDetection,
+  OverrideHostStatus,
   SubjectAltNameMatcher,
   SuccessRateEjection,
   UpstreamTlsConfig,

@@ -145,7 +145,15 @@ interface ClusterUpdateBase {
   readonly outlierDetection: OutlierDetection | undefined;
   /** Undefined: plaintext (no `transport_socket`). */
   readonly security: UpstreamTlsConfig | undefined;
+  /**
+   * gRFC A55: `common_lb_config.override_host_status`, the EDS health statuses in which a
+   * session's endpoint is still used; the other statuses are ignored. Unset: UNKNOWN and HEALTHY.
+   */
+  readonly overrideHostStatus: readonly OverrideHostStatus[];
 }
+
+/** The health statuses stateful session affinity can keep using (gRFC A55). */
+export type OverrideHostStatus = 'UNKNOWN' | 'HEALTHY' | 'DRAINING';
 
 export interface EdsClusterUpdate extends ClusterUpdateBase {
   readonly type: 'EDS';

@@ -9,7 +9,7 @@ import type {
   Endpoint,
   SocketAddress,
 } from '../../generated/protos';
-import { Cluster_DiscoveryType, RoutingPriority } from '../../generated/protos';
+import { Cluster_DiscoveryType, HealthStatus, RoutingPriority } from '../../generated/protos';
 import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
@@ -17,7 +17,11 @@ import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
 import { outlierDetection } from './outlier-detection';
 import { upstreamTls } from './security';
-import { DEFAULT_MAX_CONCURRENT_REQUESTS, type ClusterUpdate } from './update';
+import {
+  DEFAULT_MAX_CONCURRENT_REQUESTS,
+  type ClusterUpdate,
+  type OverrideHostStatus,
+} from './update';
 
 export const AGGREGATE_CLUSTER_TYPE_NAME = 'envoy.clusters.aggregate';
 const AGGREGATE_CLUSTER_CONFIG = 'envoy.extensions.clusters.aggregate.v3.ClusterConfig' as const;
@@ -65,7 +69,35 @@ export function validateCluster(
     lbPolicy,
     outlierDetection: outlier,
     security,
+    overrideHostStatus: overrideHostStatus(cluster),
   });
+}
+
+/** The default override_host_status (gRFC A55, as C-core reads it). */
+const DEFAULT_OVERRIDE_HOST_STATUS: readonly OverrideHostStatus[] = Object.freeze([
+  'UNKNOWN',
+  'HEALTHY',
+]);
+
+const OVERRIDE_HOST_STATUSES: Readonly<Record<number, OverrideHostStatus>> = {
+  [HealthStatus.UNKNOWN]: 'UNKNOWN',
+  [HealthStatus.HEALTHY]: 'HEALTHY',
+  [HealthStatus.DRAINING]: 'DRAINING',
+};
+
+/**
+ * `common_lb_config.override_host_status`: the statuses gRPC can override to, in enum order;
+ * others are ignored, not NACKed (A55: mixed deployments). An empty set turns overriding off.
+ */
+function overrideHostStatus(cluster: Cluster): readonly OverrideHostStatus[] {
+  const set = cluster.commonLbConfig?.overrideHostStatus;
+  if (!set) return DEFAULT_OVERRIDE_HOST_STATUS;
+  const kept = new Set<OverrideHostStatus>();
+  for (const status of [...set.statuses].sort((a, b) => a - b)) {
+    const name = OVERRIDE_HOST_STATUSES[status];
+    if (name) kept.add(name);
+  }
+  return Object.freeze([...kept]);
 }
 
 /**

@@ -10,6 +10,10 @@ import { durationMs, isAdsOrSelf } from '../common';
 import { RBAC_FILTER_TYPE, validateRbacFilterConfig } from '../rbac/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from '../route-config/fault';
 import {
+  STATEFUL_SESSION_FILTER_TYPE,
+  validateStatefulSessionFilter,
+} from '../stateful-session/validate';
+import {
   HTTP_FILTER_KINDS,
   ROUTER_FILTER_TYPE,
   extractFilterExtension,
@@ -93,12 +97,17 @@ function validateHttpFilter(
       ext.typeName === FAULT_FILTER_TYPE ? validateFaultConfig(ext.value, errors) : undefined;
     const rbac =
       ext.typeName === RBAC_FILTER_TYPE ? validateRbacFilterConfig(ext.value, errors) : undefined;
+    const statefulSession =
+      ext.typeName === STATEFUL_SESSION_FILTER_TYPE
+        ? validateStatefulSessionFilter(ext.value, errors)
+        : undefined;
     return Object.freeze({
       name: filter.name,
       typeUrl: ext.typeUrl,
       isOptional: filter.isOptional,
       ...(fault ? { fault } : {}),
       ...(rbac ? { rbac } : {}),
+      ...(statefulSession ? { statefulSession } : {}),
     });
   });
 }

@@ -6,6 +6,11 @@ import type { Any } from '../../generated/protos';
 import { errorText, type ValidationErrors } from '../../validation-errors';
 import { decodeMessage } from '../any';
 import { RBAC_FILTER_TYPE, RBAC_PER_ROUTE_TYPE, validateRbacPerRoute } from '../rbac/validate';
+import {
+  STATEFUL_SESSION_FILTER_TYPE,
+  STATEFUL_SESSION_PER_ROUTE_TYPE,
+  validateStatefulSessionPerRoute,
+} from '../stateful-session/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from './fault';
 import type { FilterOverride, FilterOverrides } from './update';
 
@@ -25,9 +30,10 @@ export interface HttpFilterKind {
 }
 
 /**
- * Known top-level filter config types: the router; fault injection (A33), whose config and
- * overrides are parsed for the grpc plugin's channels to apply; and RBAC (A41), whose config and
- * overrides are parsed for XdsServer to enforce (on a client it is an error unless optional).
+ * Known top-level filter config types: the router; fault injection (A33) and stateful session
+ * (A55), whose configs and overrides are parsed for the grpc plugin's channels to apply; and
+ * RBAC (A41), whose config and overrides are parsed for XdsServer to enforce (on a client it is
+ * an error unless optional).
  */
 export const HTTP_FILTER_KINDS: ReadonlyMap<string, HttpFilterKind> = new Map<
   string,
@@ -41,6 +47,15 @@ export const HTTP_FILTER_KINDS: ReadonlyMap<string, HttpFilterKind> = new Map<
   [
     RBAC_FILTER_TYPE,
     { terminal: false, client: false, server: true, overrideType: RBAC_PER_ROUTE_TYPE },
+  ],
+  [
+    STATEFUL_SESSION_FILTER_TYPE,
+    {
+      terminal: false,
+      client: true,
+      server: false,
+      overrideType: STATEFUL_SESSION_PER_ROUTE_TYPE,
+    },
   ],
 ]);
 
@@ -132,6 +147,11 @@ function validateOverride(any: Any, errors: ValidationErrors): FilterOverride | 
       const rbac = validateRbacPerRoute(ext.value, errors);
       if (!rbac) return undefined;
       return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional, rbac });
+    }
+    if (ext.typeName === STATEFUL_SESSION_PER_ROUTE_TYPE) {
+      const statefulSession = validateStatefulSessionPerRoute(ext.value, errors);
+      if (!statefulSession) return undefined;
+      return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional, statefulSession });
     }
     if (OVERRIDE_TYPES.has(ext.typeName)) {
       return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional });

@@ -2,6 +2,7 @@
 // Field-by-field meaning and defaults: docs/resources/route-config.md.
 import type { HeaderMatch } from '../matcher-update';
 import type { RbacConfig } from '../rbac/update';
+import type { StatefulSessionConfig } from '../stateful-session/update';
 
 export type { HeaderMatch, StringMatch } from '../matcher-update';
 
@@ -156,6 +157,8 @@ export interface FilterOverride {
   readonly fault?: FaultInjectionConfig;
   /** The parsed `RBACPerRoute.rbac`, when the override is for the RBAC filter (A41). */
   readonly rbac?: RbacConfig;
+  /** The parsed `StatefulSessionPerRoute`, for the stateful session filter (A55). */
+  readonly statefulSession?: StatefulSessionConfig;
 }
 
 /**

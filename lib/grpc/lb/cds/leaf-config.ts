@@ -1,8 +1,9 @@
-// The LB configuration below one leaf cluster (gRFC A37, A52, A74, A75): cluster_impl over a
-// priority of the cluster's priorities, each with its locality policy — weighted_target over
-// the localities for `wrr_locality`, else the endpoint policy over all of them (ring_hash: one
-// ring over every locality, A42) — and the endpoints, each placed under its [priority,
-// locality] path with its A113 weight.
+// The LB configuration below one leaf cluster (gRFC A37, A52, A55, A74, A75): cluster_impl over
+// override_host (A55: a session's endpoint first; DRAINING endpoints reach it, marked, and no
+// further) over a priority of the cluster's priorities, each with its locality policy —
+// weighted_target over the localities for `wrr_locality`, else the endpoint policy over all of
+// them (ring_hash: one ring over every locality, A42) — and the endpoints, each placed under its
+// [priority, locality] path with its A113 weight.
 
 import { experimental } from '@grpc/grpc-js';
 import { errorReason } from '../../../errors';
@@ -15,6 +16,7 @@ import { withPath } from '../common/hierarchy';
 import { withHostname } from '../common/endpoint-hostname';
 import { withLocality } from '../common/locality-subchannel';
 import { normalizedWeights } from './endpoint-weights';
+import { healthStatusOf, OverrideHostConfig, withHealthStatus } from '../override-host/config';
 import { LeastRequestConfig } from '../least-request/least-request';
 import { PickFirstWeightedConfig } from '../pick-first-weighted/pick-first-weighted';
 import {
@@ -39,8 +41,17 @@ export type LeafConfigResult =
     }
   | { readonly error: string };
 
-/** gRFC A27: only these take traffic. */
-const USABLE = new Set(['UNKNOWN', 'HEALTHY']);
+/** gRFC A27: only these take traffic; A55: DRAINING ones still serve their sessions. */
+const USABLE = new Set(['UNKNOWN', 'HEALTHY', 'DRAINING']);
+
+/** Endpoints that can take new RPCs (DRAINING ones only serve their sessions). */
+function takingNewRpcs(endpoints: readonly Endpoint[], from: number): number {
+  let n = 0;
+  for (let i = from; i < endpoints.length; i++) {
+    if (healthStatusOf(endpoints[i]!) !== 'DRAINING') n++;
+  }
+  return n;
+}
 
 export function leafConfig(leaf: LeafCluster): LeafConfigResult {
   const { cluster, mechanism, priorities } = leaf;
@@ -55,14 +66,14 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     if ('error' in child) return { error: `cluster "${cluster.name}": ${child.error}` };
     // A priority with nothing to connect to is failed over at once (A37): as a child it would
     // sit IDLE once its endpoint policy gives up, and A56 would wait on it.
-    if (endpoints.length === before) continue;
+    if (takingNewRpcs(endpoints, before) === 0) continue;
     children.push({
       name: priority.name,
       config: child.config,
       ignoreReresolutionRequests: priority.ignoreReresolutionRequests,
     });
   }
-  if (endpoints.length === 0) {
+  if (takingNewRpcs(endpoints, 0) === 0) {
     const why = leaf.resolutionNote ?? 'the xDS server sent none';
     return { error: `cluster "${cluster.name}" has no usable endpoints: ${why}` };
   }
@@ -76,7 +87,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       lrsServer: mechanism.lrsServer,
       security: cluster.security,
     },
-    new PriorityConfig(children),
+    new OverrideHostConfig(cluster.overrideHostStatus, new PriorityConfig(children)),
   );
   // gRFC A50, at A75's place: above cluster_impl, over the whole cluster.
   const od = cluster.outlierDetection;
@@ -194,7 +205,10 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 function endpointOf(e: LbEndpoint, locality: LocalityName, weight: number): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
   const endpoint: RingHashEndpoint = {
-    addresses: addresses.map((a) => withHostname(withLocality(a, locality), e.hostname)),
+    ...withHealthStatus(
+      { addresses: addresses.map((a) => withHostname(withLocality(a, locality), e.hostname)) },
+      e.healthStatus,
+    ),
     xdsClientWeight: weight,
   };
   return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };
