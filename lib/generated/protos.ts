@@ -1001,6 +1001,10 @@ export interface WrrLocality {
   readonly endpointPickingPolicy: LoadBalancingPolicy | null;
 }
 
+/** envoy.extensions.rbac.audit_loggers.stream.v3.StdoutAuditLog */
+export interface StdoutAuditLog {
+}
+
 /** envoy.extensions.transport_sockets.tls.v3.TlsCertificate */
 export interface TlsCertificate {
   readonly certificateChain: DataSource | null;
@@ -1476,6 +1480,7 @@ export interface Messages {
   'envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash': RingHash;
   'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin': RoundRobin;
   'envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality': WrrLocality;
+  'envoy.extensions.rbac.audit_loggers.stream.v3.StdoutAuditLog': StdoutAuditLog;
   'envoy.extensions.transport_sockets.tls.v3.TlsCertificate': TlsCertificate;
   'envoy.extensions.transport_sockets.tls.v3.CertificateProviderPluginInstance': CertificateProviderPluginInstance;
   'envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher': SubjectAltNameMatcher;

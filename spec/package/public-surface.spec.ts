@@ -332,6 +332,9 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
 
 /** xds-client/grpc: the grpc-js plugin (docs/grpc.md). */
 const GRPC_SURFACE: Record<string, ExportKind> = {
+  AuditEvent: 'type',
+  AuditLogger: 'type',
+  AuditLoggerFactory: 'type',
   BOOTSTRAP_OPTION: 'const',
   RESOURCE_TIMEOUT_OPTION: 'const',
   RING_SIZE_CAP_OPTION: 'const',
@@ -341,6 +344,7 @@ const GRPC_SURFACE: Record<string, ExportKind> = {
   XdsServerCredentials: 'class',
   XdsServerOptions: 'type',
   register: 'function',
+  registerAuditLoggerFactory: 'function',
 };
 
 describe('public surface', { skip: built ? false : 'run `npm run build` first' }, () => {
