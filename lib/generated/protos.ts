@@ -907,6 +907,21 @@ export interface HTTPFault {
   readonly maxActiveFaults: UInt32Value | null;
 }
 
+/** envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig */
+export interface GcpAuthnFilterConfig {
+  readonly cacheConfig: TokenCacheConfig | null;
+}
+
+/** envoy.extensions.filters.http.gcp_authn.v3.TokenCacheConfig */
+export interface TokenCacheConfig {
+  readonly cacheSize: UInt64Value | null;
+}
+
+/** envoy.extensions.filters.http.gcp_authn.v3.Audience */
+export interface Audience {
+  readonly url: string;
+}
+
 /** envoy.extensions.filters.http.rbac.v3.RBAC */
 export interface envoy_extensions_filters_http_rbac_v3_RBAC {
   readonly rules: envoy_config_rbac_v3_RBAC | null;
@@ -1467,6 +1482,9 @@ export interface Messages {
   'envoy.extensions.filters.http.fault.v3.FaultAbort': FaultAbort;
   'envoy.extensions.filters.http.fault.v3.FaultAbort.HeaderAbort': FaultAbort_HeaderAbort;
   'envoy.extensions.filters.http.fault.v3.HTTPFault': HTTPFault;
+  'envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig': GcpAuthnFilterConfig;
+  'envoy.extensions.filters.http.gcp_authn.v3.TokenCacheConfig': TokenCacheConfig;
+  'envoy.extensions.filters.http.gcp_authn.v3.Audience': Audience;
   'envoy.extensions.filters.http.rbac.v3.RBAC': envoy_extensions_filters_http_rbac_v3_RBAC;
   'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': RBACPerRoute;
   'envoy.extensions.filters.http.router.v3.Router': Router;

@@ -1,13 +1,15 @@
 // The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster,
-// what deadline and retry policy (A44), and which faults to inject (A33). It holds each cluster
-// it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is committed
-// or over.
+// what deadline and retry policy (A44), which faults to inject (A33) and which ID tokens to add
+// (A83). It holds each cluster it can pick until grpc-js lets go of it, and each RPC holds its
+// cluster until it is committed or over.
 
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
 import { errorReason, XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
 import type { FaultInjection } from './fault-injection';
+import type { GcpAuthn } from './gcp-authn/filter';
 import { methodConfigFor } from './method-config';
+import { PassThroughFilter } from './pass-through-filter';
 import { PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
 import { requestHash } from './routing/hash-policy';
@@ -28,6 +30,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly nodeId: string,
     /** The Listener's fault filters; undefined when it has none. */
     private readonly faults?: FaultInjection,
+    /** The Listener's GCP authentication filters (A83); undefined when it has none. */
+    private readonly gcpAuthn?: GcpAuthn,
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
@@ -54,7 +58,9 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       action.type === 'cluster' || action.type === 'weighted_clusters'
         ? action.retryPolicy
         : undefined;
-    const faults = this.faults?.factoriesFor(route, cluster);
+    const faults = this.faults?.factoriesFor(route, cluster) ?? [];
+    // After the faults: an RPC a fault aborts needs no token.
+    const tokens = this.gcpAuthn?.factoriesFor(cluster) ?? [];
     return {
       methodConfig: methodConfigFor(decision.timeoutMs, retry),
       // Committed, or ended before any attempt was made (then only the filter sees it: a
@@ -62,7 +68,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
       onCommitted: hold.release,
       pickInformation,
       status: status.OK,
-      dynamicFilterFactories: faults?.length ? [hold, ...faults] : [hold],
+      dynamicFilterFactories:
+        faults.length + tokens.length > 0 ? [hold, ...faults, ...tokens] : [hold],
     };
   }
 
@@ -111,25 +118,15 @@ type Filter = experimental.Filter;
  * It is its own filter factory and filter (one object a call), and everything else passes
  * straight through: BaseFilter's async pass-throughs would cost three promises a call.
  */
-class ClusterHold implements Filter, experimental.FilterFactory<Filter> {
-  constructor(readonly release: () => void) {}
+class ClusterHold extends PassThroughFilter implements experimental.FilterFactory<Filter> {
+  constructor(readonly release: () => void) {
+    super();
+  }
 
   createFilter(): Filter {
     return this;
   }
-  sendMetadata(metadata: Parameters<Filter['sendMetadata']>[0]) {
-    return metadata;
-  }
-  receiveMetadata(metadata: Parameters<Filter['receiveMetadata']>[0]) {
-    return metadata;
-  }
-  sendMessage(message: Parameters<Filter['sendMessage']>[0]) {
-    return message;
-  }
-  receiveMessage(message: Parameters<Filter['receiveMessage']>[0]) {
-    return message;
-  }
-  receiveTrailers(status: Parameters<Filter['receiveTrailers']>[0]) {
+  override receiveTrailers(status: Parameters<Filter['receiveTrailers']>[0]) {
     this.release();
     return status;
   }

@@ -14,6 +14,7 @@ import { leaseClient, type ClientLease } from './client-pool';
 import { ClusterRefs } from './cluster-refs';
 import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
 import { FaultInjection } from './fault-injection';
+import { GcpAuthn, type AudienceCaches } from './gcp-authn/filter';
 import { DependencyManager, routeClusters } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
@@ -29,6 +30,8 @@ interface Running {
   /** The last service config handed over: kept when a resource error comes later. */
   serviceConfig: ServiceConfig | undefined;
   config: XdsConfig | undefined;
+  /** The GCP authentication filters' token caches, kept across updates (A83). */
+  readonly audienceCaches: AudienceCaches;
 }
 
 export class XdsResolver implements experimental.Resolver {
@@ -109,6 +112,7 @@ export class XdsResolver implements experimental.Resolver {
         refs: new ClusterRefs((cluster) => manager.addClusterSubscription(cluster)),
         serviceConfig: undefined,
         config: undefined,
+        audienceCaches: new Map(),
       };
       return running;
     } catch (e) {
@@ -138,7 +142,15 @@ export class XdsResolver implements experimental.Resolver {
     const clusters = routeClusters(config.virtualHost);
     const hcm = config.listener.httpConnectionManager;
     const faults = FaultInjection.for(hcm, config.virtualHost);
-    const selector = new XdsConfigSelector(table, running.refs, clusters, config.nodeId, faults);
+    const gcpAuthn = GcpAuthn.for(hcm, config, running.audienceCaches);
+    const selector = new XdsConfigSelector(
+      table,
+      running.refs,
+      clusters,
+      config.nodeId,
+      faults,
+      gcpAuthn,
+    );
     this.emit(serviceConfig, config, selector);
   }
 

@@ -234,6 +234,8 @@ const MAIN_SURFACE: Record<string, ExportKind> = {
   SubjectAltNameMatcher: 'type',
   SuccessRateEjection: 'type',
   UpstreamTlsConfig: 'type',
+  ClusterMetadataValue: 'type',
+  GcpAuthnConfig: 'type',
   ValidationErrors: 'class',
   VirtualHost: 'type',
   WatchHandle: 'type',

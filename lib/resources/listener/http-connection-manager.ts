@@ -8,6 +8,7 @@ import type { ValidationErrors } from '../../validation-errors';
 import { decodeMessage } from '../any';
 import { durationMs, isAdsOrSelf } from '../common';
 import { RBAC_FILTER_TYPE, validateRbacFilterConfig } from '../rbac/validate';
+import { GCP_AUTHN_FILTER_TYPE, validateGcpAuthnConfig } from '../gcp-authn/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from '../route-config/fault';
 import {
   HTTP_FILTER_KINDS,
@@ -92,12 +93,17 @@ function validateHttpFilter(
       ext.typeName === FAULT_FILTER_TYPE ? validateFaultConfig(ext.value, errors) : undefined;
     const rbac =
       ext.typeName === RBAC_FILTER_TYPE ? validateRbacFilterConfig(ext.value, errors) : undefined;
+    const gcpAuthn =
+      ext.typeName === GCP_AUTHN_FILTER_TYPE
+        ? validateGcpAuthnConfig(ext.value, errors)
+        : undefined;
     return Object.freeze({
       name: filter.name,
       typeUrl: ext.typeUrl,
       isOptional: filter.isOptional,
       ...(fault ? { fault } : {}),
       ...(rbac ? { rbac } : {}),
+      ...(gcpAuthn ? { gcpAuthn } : {}),
     });
   });
 }

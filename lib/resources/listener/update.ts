@@ -3,6 +3,7 @@
 import type { CertificateProviderInstance } from '../cluster/update';
 import type { CidrRangeConfig } from '../common';
 import type { RbacConfig } from '../rbac/update';
+import type { GcpAuthnConfig } from '../gcp-authn/update';
 import type { FaultInjectionConfig, RouteConfigUpdate } from '../route-config/update';
 
 export interface ListenerUpdate {
@@ -42,6 +43,8 @@ export interface HttpFilterConfig {
   readonly fault?: FaultInjectionConfig;
   /** The RBAC filter's config (gRFC A41, server side), when `typeUrl` is the RBAC filter's. */
   readonly rbac?: RbacConfig;
+  /** The GCP authentication filter's config (gRFC A83), when `typeUrl` is `GcpAuthnFilterConfig`. */
+  readonly gcpAuthn?: GcpAuthnConfig;
 }
 
 /**
