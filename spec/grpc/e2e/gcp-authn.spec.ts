@@ -144,9 +144,14 @@ describe('e2e: GCP authentication filter (A83)', () => {
   }
 
   /** One RPC to `cluster`: the token the backend saw (`aud#serial`), or the status name. */
-  async function rpcTo(client: grpc.Client, cluster: string): Promise<string> {
+  async function rpcTo(
+    client: grpc.Client,
+    cluster: string,
+    headers: Record<string, string> = {},
+  ): Promise<string> {
     const metadata = new grpc.Metadata();
     metadata.set('x-cluster', cluster);
+    for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
     try {
       await sendRpc(client, { metadata });
       return tokenOf(backend.seen.at(-1)!);
@@ -199,6 +204,33 @@ describe('e2e: GCP authentication filter (A83)', () => {
       'https://b.run.app#2',
       'https://a.run.app#3',
     ]);
+  });
+
+  it('keeps the cached tokens across a Listener update, trimmed to a new cache_size', async () => {
+    const both = { a: 'https://a.run.app', b: 'https://b.run.app' };
+    serve(both, gcpAuthnFilter({ cache_config: { cache_size: 2 } }));
+    const client = env.client();
+    assert.equal(await rpcTo(client, 'a'), 'https://a.run.app#1');
+    assert.equal(await rpcTo(client, 'b'), 'https://b.run.app#2');
+    // The new Listener also aborts RPCs that ask for it by header: that tells when it is in use.
+    const hcm = gcpAuthnFilter({ cache_config: { cache_size: 1 } });
+    const filters = hcm.http_filters as JsonObject[];
+    const abortOnHeader = {
+      name: 'fault',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault',
+        abort: { header_abort: {}, percentage: { numerator: 100, denominator: 'HUNDRED' } },
+      },
+    };
+    serve(both, { http_filters: [abortOnHeader, ...filters] });
+    await waitUntil(
+      'the new Listener is in use',
+      async () =>
+        (await rpcTo(client, 'b', { 'x-envoy-fault-abort-grpc-request': '5' })) === 'NOT_FOUND',
+    );
+    // b, the most recently used, stays; a was dropped by the smaller cache.
+    assert.equal(await rpcTo(client, 'b'), 'https://b.run.app#2');
+    assert.equal(await rpcTo(client, 'a'), 'https://a.run.app#3');
   });
 
   it('fails RPCs with UNAVAILABLE or UNAUTHENTICATED as the metadata server fails', async () => {
