@@ -3,8 +3,7 @@
 // that when an RPC comes within a minute of it, with backoff after a failed fetch. The RPCs
 // waiting for a token share one fetch.
 import * as http from 'node:http';
-import { status, type StatusObject } from '@grpc/grpc-js';
-import { Metadata } from '@grpc/grpc-js';
+import { Metadata, status, type StatusObject } from '@grpc/grpc-js';
 import { grpcCodeForHttpStatus } from '../../resources/route-config';
 import { gceMetadataHost } from '../environment';
 
