@@ -65,6 +65,7 @@ export type {
   SuccessRateEjection,
   UpstreamTlsConfig,
 } from './resources/cluster';
+export type { ClusterMetadataValue, GcpAuthnConfig } from './resources/gcp-authn/update';
 export { endpointResourceType } from './resources/endpoint';
 export type {
   DropOverload,

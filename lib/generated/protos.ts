@@ -928,6 +928,21 @@ export interface HTTPFault {
   readonly maxActiveFaults: UInt32Value | null;
 }
 
+/** envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig */
+export interface GcpAuthnFilterConfig {
+  readonly cacheConfig: TokenCacheConfig | null;
+}
+
+/** envoy.extensions.filters.http.gcp_authn.v3.TokenCacheConfig */
+export interface TokenCacheConfig {
+  readonly cacheSize: UInt64Value | null;
+}
+
+/** envoy.extensions.filters.http.gcp_authn.v3.Audience */
+export interface Audience {
+  readonly url: string;
+}
+
 /** envoy.extensions.filters.http.rbac.v3.RBAC */
 export interface envoy_extensions_filters_http_rbac_v3_RBAC {
   readonly rules: envoy_config_rbac_v3_RBAC | null;
@@ -1038,6 +1053,10 @@ export interface RoundRobin {
 /** envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality */
 export interface WrrLocality {
   readonly endpointPickingPolicy: LoadBalancingPolicy | null;
+}
+
+/** envoy.extensions.rbac.audit_loggers.stream.v3.StdoutAuditLog */
+export interface StdoutAuditLog {
 }
 
 /** envoy.extensions.transport_sockets.tls.v3.TlsCertificate */
@@ -1507,6 +1526,9 @@ export interface Messages {
   'envoy.extensions.filters.http.fault.v3.FaultAbort': FaultAbort;
   'envoy.extensions.filters.http.fault.v3.FaultAbort.HeaderAbort': FaultAbort_HeaderAbort;
   'envoy.extensions.filters.http.fault.v3.HTTPFault': HTTPFault;
+  'envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig': GcpAuthnFilterConfig;
+  'envoy.extensions.filters.http.gcp_authn.v3.TokenCacheConfig': TokenCacheConfig;
+  'envoy.extensions.filters.http.gcp_authn.v3.Audience': Audience;
   'envoy.extensions.filters.http.rbac.v3.RBAC': envoy_extensions_filters_http_rbac_v3_RBAC;
   'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': RBACPerRoute;
   'envoy.extensions.filters.http.router.v3.Router': Router;
@@ -1523,6 +1545,7 @@ export interface Messages {
   'envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash': RingHash;
   'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin': RoundRobin;
   'envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality': WrrLocality;
+  'envoy.extensions.rbac.audit_loggers.stream.v3.StdoutAuditLog': StdoutAuditLog;
   'envoy.extensions.transport_sockets.tls.v3.TlsCertificate': TlsCertificate;
   'envoy.extensions.transport_sockets.tls.v3.CertificateProviderPluginInstance': CertificateProviderPluginInstance;
   'envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher': SubjectAltNameMatcher;

@@ -1,15 +1,17 @@
 // The ConfigSelector grpc-js asks once per RPC (gRFC A28, A31): which route, so which cluster
 // (or the session cookie's, A60), what deadline and retry policy (A44), which faults to inject
-// (A33), which endpoint the RPC's session asks for (A55), and whether the RPC's :authority
-// becomes the picked endpoint's hostname (A81). It holds each cluster
-// it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is committed
-// or over.
+// (A33), which endpoint the RPC's session asks for (A55), which ID tokens to add (A83), and
+// whether the RPC's :authority becomes the picked endpoint's hostname (A81). It holds each
+// cluster it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is
+// committed or over.
 
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
 import { errorReason, XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
 import type { FaultInjection } from './fault-injection';
+import type { GcpAuthn } from './gcp-authn/filter';
 import { methodConfigFor } from './method-config';
+import { PassThroughFilter } from './pass-through-filter';
 import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
 import { requestHash } from './routing/hash-policy';
@@ -40,6 +42,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly authority = '',
     /** The Listener's stateful session filter; undefined when it has none. */
     private readonly sessions?: StatefulSessions,
+    /** The Listener's GCP authentication filters (A83); undefined when it has none. */
+    private readonly gcpAuthn?: GcpAuthn,
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
@@ -73,8 +77,10 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
           };
     const pickInformation = session ? session.pickInformation(shared) : shared;
     const retry = forwarding?.retryPolicy;
-    const faults = this.faults?.factoriesFor(route, cluster);
-    const filters = faults?.length ? [hold, ...faults] : [hold];
+    const faults = this.faults?.factoriesFor(route, cluster) ?? [];
+    // After the faults: an RPC a fault aborts needs no token.
+    const tokens = this.gcpAuthn?.factoriesFor(cluster) ?? [];
+    const filters = [hold, ...faults, ...tokens];
     if (session) filters.push(session);
     return {
       methodConfig: methodConfigFor(decision.timeoutMs, retry),
@@ -138,25 +144,15 @@ type Filter = experimental.Filter;
  * It is its own filter factory and filter (one object a call), and everything else passes
  * straight through: BaseFilter's async pass-throughs would cost three promises a call.
  */
-class ClusterHold implements Filter, experimental.FilterFactory<Filter> {
-  constructor(readonly release: () => void) {}
+class ClusterHold extends PassThroughFilter implements experimental.FilterFactory<Filter> {
+  constructor(readonly release: () => void) {
+    super();
+  }
 
   createFilter(): Filter {
     return this;
   }
-  sendMetadata(metadata: Parameters<Filter['sendMetadata']>[0]) {
-    return metadata;
-  }
-  receiveMetadata(metadata: Parameters<Filter['receiveMetadata']>[0]) {
-    return metadata;
-  }
-  sendMessage(message: Parameters<Filter['sendMessage']>[0]) {
-    return message;
-  }
-  receiveMessage(message: Parameters<Filter['receiveMessage']>[0]) {
-    return message;
-  }
-  receiveTrailers(status: Parameters<Filter['receiveTrailers']>[0]) {
+  override receiveTrailers(status: Parameters<Filter['receiveTrailers']>[0]) {
     this.release();
     return status;
   }

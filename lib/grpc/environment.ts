@@ -8,3 +8,11 @@ export const CHILD_POLICY_CACHE_ENV = 'GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHIL
 export function priorityRetainsDroppedChildren(): boolean {
   return process.env[CHILD_POLICY_CACHE_ENV]?.toLowerCase() === 'true';
 }
+
+/**
+ * Where the GCE metadata server is, as Google's auth libraries read it (gcp-metadata):
+ * GCE_METADATA_IP, else GCE_METADATA_HOST, a `host[:port]`; else gRFC A83's default name.
+ */
+export function gceMetadataHost(): string {
+  return process.env.GCE_METADATA_IP || process.env.GCE_METADATA_HOST || 'metadata.google.internal';
+}

@@ -5,6 +5,7 @@
 
 import { Metadata, experimental, type StatusObject } from '@grpc/grpc-js';
 import type { HttpConnectionManagerConfig } from '../resources/listener';
+import { PassThroughFilter } from './pass-through-filter';
 import {
   grpcCodeForHttpStatus,
   sanitizeGrpcCode,
@@ -226,7 +227,7 @@ class FaultFilterFactory implements FilterFactory {
  * reaches `receiveTrailers`, which stops the delay and fails the held metadata with that
  * status, so no attempt starts after the RPC is over.
  */
-class FaultFilter implements Filter {
+class FaultFilter extends PassThroughFilter {
   private delay: { timer: NodeJS.Timeout; reject: (status: StatusObject) => void } | undefined;
   private holdsFault = false;
   private ended: StatusObject | undefined;
@@ -234,9 +235,11 @@ class FaultFilter implements Filter {
   constructor(
     private readonly config: FaultInjectionConfig,
     private readonly random: () => number,
-  ) {}
+  ) {
+    super();
+  }
 
-  sendMetadata(metadata: Promise<Metadata>): Promise<Metadata> {
+  override sendMetadata(metadata: Promise<Metadata>): Promise<Metadata> {
     return metadata.then((md) => this.inject(md));
   }
 
@@ -271,7 +274,7 @@ class FaultFilter implements Filter {
     activeFaults--;
   }
 
-  receiveTrailers(status: StatusObject): StatusObject {
+  override receiveTrailers(status: StatusObject): StatusObject {
     this.ended = status;
     const delay = this.delay;
     if (delay) {
@@ -281,18 +284,6 @@ class FaultFilter implements Filter {
       delay.reject(status);
     }
     return status;
-  }
-
-  receiveMetadata(metadata: Metadata): Metadata {
-    return metadata;
-  }
-
-  sendMessage(message: Parameters<Filter['sendMessage']>[0]) {
-    return message;
-  }
-
-  receiveMessage(message: Parameters<Filter['receiveMessage']>[0]) {
-    return message;
   }
 }
 

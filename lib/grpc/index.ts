@@ -6,3 +6,9 @@ export { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
 export { RING_SIZE_CAP_OPTION } from './names';
 export { XdsServer, type ServingStatus, type XdsServerOptions } from './server/xds-server';
 export { XdsChannelCredentials, XdsServerCredentials } from './xds-credentials';
+export {
+  registerAuditLoggerFactory,
+  type AuditEvent,
+  type AuditLogger,
+  type AuditLoggerFactory,
+} from '../resources/rbac/audit-loggers';

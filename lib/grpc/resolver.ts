@@ -15,6 +15,7 @@ import { ClusterRefs } from './cluster-refs';
 import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
 import { FaultInjection } from './fault-injection';
 import { StatefulSessions } from './stateful-session/stateful-session';
+import { GcpAuthn, type AudienceCaches } from './gcp-authn/filter';
 import { DependencyManager, routeClusters } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
@@ -30,6 +31,8 @@ interface Running {
   /** The last service config handed over: kept when a resource error comes later. */
   serviceConfig: ServiceConfig | undefined;
   config: XdsConfig | undefined;
+  /** The GCP authentication filters' token caches, kept across updates (A83). */
+  readonly audienceCaches: AudienceCaches;
 }
 
 export class XdsResolver implements experimental.Resolver {
@@ -109,6 +112,7 @@ export class XdsResolver implements experimental.Resolver {
         refs: new ClusterRefs((cluster) => manager.addClusterSubscription(cluster)),
         serviceConfig: undefined,
         config: undefined,
+        audienceCaches: new Map(),
       };
       return running;
     } catch (e) {
@@ -139,6 +143,7 @@ export class XdsResolver implements experimental.Resolver {
     const hcm = config.listener.httpConnectionManager;
     const faults = FaultInjection.for(hcm, config.virtualHost);
     const sessions = StatefulSessions.for(hcm, config.virtualHost);
+    const gcpAuthn = GcpAuthn.for(hcm, config, running.audienceCaches);
     const selector = new XdsConfigSelector(
       table,
       running.refs,
@@ -147,6 +152,7 @@ export class XdsResolver implements experimental.Resolver {
       faults,
       this.dataPlaneAuthority(),
       sessions,
+      gcpAuthn,
     );
     this.emit(serviceConfig, config, selector);
   }

@@ -234,6 +234,8 @@ const MAIN_SURFACE: Record<string, ExportKind> = {
   SubjectAltNameMatcher: 'type',
   SuccessRateEjection: 'type',
   UpstreamTlsConfig: 'type',
+  ClusterMetadataValue: 'type',
+  GcpAuthnConfig: 'type',
   ValidationErrors: 'class',
   VirtualHost: 'type',
   WatchHandle: 'type',
@@ -334,6 +336,9 @@ const TESTING_SURFACE: Record<string, ExportKind> = {
 
 /** xds-client/grpc: the grpc-js plugin (docs/grpc.md). */
 const GRPC_SURFACE: Record<string, ExportKind> = {
+  AuditEvent: 'type',
+  AuditLogger: 'type',
+  AuditLoggerFactory: 'type',
   BOOTSTRAP_OPTION: 'const',
   RESOURCE_TIMEOUT_OPTION: 'const',
   RING_SIZE_CAP_OPTION: 'const',
@@ -343,6 +348,7 @@ const GRPC_SURFACE: Record<string, ExportKind> = {
   XdsServerCredentials: 'class',
   XdsServerOptions: 'type',
   register: 'function',
+  registerAuditLoggerFactory: 'function',
 };
 
 describe('public surface', { skip: built ? false : 'run `npm run build` first' }, () => {

@@ -20,6 +20,7 @@ import {
   type Obj,
 } from './fixtures/route-fixtures';
 import type { RouteConfigUpdate } from '../../lib/resources/route-config';
+import { registerAuditLoggerFactory } from '../../lib/grpc';
 
 const RBAC_URL = TYPE_PREFIX + 'envoy.extensions.filters.http.rbac.v3.RBAC';
 const PER_ROUTE_URL = TYPE_PREFIX + 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
@@ -55,6 +56,111 @@ function onePolicy(permissions: Obj[], principals: Obj[] = [{ any: true }], extr
 }
 
 const PATH_ECHO = { path: { exact: '/test.Echo/Echo' } };
+
+const TYPED_STRUCT_URL = TYPE_PREFIX + 'xds.type.v3.TypedStruct';
+const STDOUT_URL = TYPE_PREFIX + 'envoy.extensions.rbac.audit_loggers.stream.v3.StdoutAuditLog';
+
+/** RBAC rules allowing everything, audited on `condition` by these logger configs. */
+function audited(condition: string, ...loggerConfigs: Obj[]): Obj {
+  return {
+    rules: {
+      action: 'ALLOW',
+      policies: {},
+      auditLoggingOptions: { auditCondition: condition, loggerConfigs },
+    },
+  };
+}
+
+/** A google.protobuf.Struct of strings and numbers, as the fixtures' encoder takes it. */
+function struct(json: Obj): Obj {
+  const fields: Obj = {};
+  for (const [key, v] of Object.entries(json)) {
+    fields[key] = typeof v === 'number' ? { numberValue: v } : { stringValue: String(v) };
+  }
+  return { fields };
+}
+
+/** A logger config: a TypedStruct naming `type` (a registered name, or not), with `value`. */
+function customLogger(type: string, value: Obj = {}, isOptional = false): Obj {
+  return {
+    auditLogger: {
+      name: 'audit',
+      typedConfig: { '@type': TYPED_STRUCT_URL, typeUrl: TYPE_PREFIX + type, value: struct(value) },
+    },
+    isOptional,
+  };
+}
+
+registerAuditLoggerFactory({
+  name: 'spec.RbacValidationLogger',
+  parseConfig(config) {
+    if (config.level !== undefined && typeof config.level !== 'string') {
+      throw new Error('level must be a string');
+    }
+    return { level: config.level ?? 'info' };
+  },
+  build: () => ({ log() {} }),
+});
+
+describe('RBAC audit logging options (gRFC A59)', () => {
+  it('keeps the condition and the loggers: the built-in stdout logger and registered types with their parsed config', () => {
+    const rules = rbacOf(
+      audited(
+        'ON_DENY_AND_ALLOW',
+        { auditLogger: { name: 'out', typedConfig: { '@type': STDOUT_URL } } },
+        customLogger('spec.RbacValidationLogger', { level: 'debug' }),
+      ),
+    )!.rules!;
+    assert.deepEqual(rules.audit, {
+      condition: 'ON_DENY_AND_ALLOW',
+      loggers: [
+        { name: 'stdout_logger', config: {} },
+        { name: 'spec.RbacValidationLogger', config: { level: 'debug' } },
+      ],
+    });
+  });
+
+  it('logs nothing with condition NONE or without loggers', () => {
+    const stdout = { auditLogger: { name: 'out', typedConfig: { '@type': STDOUT_URL } } };
+    assert.equal(rbacOf(audited('NONE', stdout))!.rules!.audit, undefined);
+    assert.equal(rbacOf(audited('ON_DENY'))!.rules!.audit, undefined);
+  });
+
+  it('NACKs a logger of an unregistered type unless it is optional, which is skipped', () => {
+    assert.deepEqual(rbacErrors(audited('ON_DENY', customLogger('spec.Unregistered'))), [
+      'rules.audit_logging_options.logger_configs[0].audit_logger.typed_config: unsupported audit logger type spec.Unregistered',
+    ]);
+    const rules = rbacOf(
+      audited(
+        'ON_DENY',
+        customLogger('spec.Unregistered', {}, true),
+        customLogger('spec.RbacValidationLogger'),
+      ),
+    )!.rules!;
+    assert.deepEqual(
+      rules.audit?.loggers.map((l) => l.name),
+      ['spec.RbacValidationLogger'],
+    );
+  });
+
+  it('NACKs a config the logger factory rejects, even when the logger is optional', () => {
+    assert.deepEqual(
+      rbacErrors(audited('ON_DENY', customLogger('spec.RbacValidationLogger', { level: 3 }, true))),
+      [
+        'rules.audit_logging_options.logger_configs[0].audit_logger.typed_config.value: invalid config for audit logger spec.RbacValidationLogger: level must be a string',
+      ],
+    );
+  });
+
+  it('NACKs a logger without typed_config', () => {
+    assert.deepEqual(
+      rbacErrors(audited('ON_DENY', { auditLogger: { name: 'x' }, isOptional: true })),
+      [
+        'rules.audit_logging_options.logger_configs[0].audit_logger.typed_config: field not present',
+      ],
+    );
+  });
+});
 
 describe('RBAC filter config (server Listener)', () => {
   it('keeps every supported permission and principal kind, policies by name', () => {
@@ -197,7 +303,7 @@ describe('RBAC filter config (server Listener)', () => {
     );
   });
 
-  it('NACKs what gRPC cannot evaluate: match trees, extension matchers, filter state, audit loggers', () => {
+  it('NACKs what gRPC cannot evaluate: match trees, extension matchers, filter state', () => {
     assert.deepEqual(rbacErrors({ matcher: {} }), ['matcher: RBAC match trees are not supported']);
     assert.deepEqual(rbacErrors(onePolicy([{ matcher: { name: 'm' } }])), [
       'rules.policies[p].permissions[0].matcher: extension matchers are not supported',
@@ -208,18 +314,6 @@ describe('RBAC filter config (server Listener)', () => {
     assert.deepEqual(rbacErrors(onePolicy([{ any: true }], [{ filterState: { key: 'k' } }])), [
       'rules.policies[p].principals[0].filter_state: filter state is not supported',
     ]);
-    const audit = (isOptional: boolean) => ({
-      rules: {
-        auditLoggingOptions: {
-          auditCondition: 'ON_DENY',
-          loggerConfigs: [{ auditLogger: { name: 'stdout' }, isOptional }],
-        },
-      },
-    });
-    assert.deepEqual(rbacErrors(audit(false)), [
-      'rules.audit_logging_options.logger_configs[0]: audit logger stdout is not supported',
-    ]);
-    assert.equal(rbacOf(audit(true))!.rules!.action, 'ALLOW');
   });
 
   it('NACKs malformed policies, each at its field', () => {

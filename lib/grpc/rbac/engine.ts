@@ -7,8 +7,12 @@ import { compileMatcher } from './matchers';
 import type { RbacRequest } from './request';
 import type { Test } from './predicates';
 
-export type RbacDecision =
-  { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
+export type RbacDecision = (
+  { readonly allowed: true } | { readonly allowed: false; readonly reason: string }
+) & {
+  /** The policy that matched, for audit logging (A59); absent when none did. */
+  readonly matchedPolicy?: string;
+};
 
 interface CompiledPolicy {
   readonly name: string;
@@ -49,11 +53,14 @@ export class RbacEngine {
   /** ALLOW: allowed iff a policy matches. DENY: allowed iff none does. */
   decide(request: RbacRequest): RbacDecision {
     const matched = this.policies.find((p) => p.permission(request) && p.principal(request));
-    if (this.action === 'ALLOW') {
-      return matched ? { allowed: true } : { allowed: false, reason: 'no ALLOW policy matched' };
+    if (!matched) {
+      return this.action === 'ALLOW'
+        ? { allowed: false, reason: 'no ALLOW policy matched' }
+        : { allowed: true };
     }
-    return matched
-      ? { allowed: false, reason: `DENY policy "${matched.name}" matched` }
-      : { allowed: true };
+    const matchedPolicy = matched.name;
+    return this.action === 'ALLOW'
+      ? { allowed: true, matchedPolicy }
+      : { allowed: false, reason: `DENY policy "${matched.name}" matched`, matchedPolicy };
   }
 }

@@ -8,10 +8,8 @@ import type {
   Cluster,
   Duration,
   LoadBalancingPolicy,
-  Struct,
   UInt32Value,
   UInt64Value,
-  Value,
 } from '../../generated/protos';
 import {
   Cluster_LbPolicy,
@@ -22,6 +20,7 @@ import { durationMs, int64ToNumber } from '../common';
 import type { LbPolicyRegistry } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
 import { decodeAnyValue, typeUrlOf } from '../any';
+import { EMPTY_CONFIG, structToJson } from '../struct';
 import type { LbPolicy } from './update';
 
 /** gRPC C-core's and grpc-go's limit on nested policy lists (wrr_locality inside wrr_locality). */
@@ -315,33 +314,6 @@ function customPolicy(
     return undefined;
   }
   return Object.freeze({ name: 'custom', policyName, config });
-}
-
-const EMPTY_CONFIG: Readonly<Record<string, unknown>> = Object.freeze({});
-
-/** A google.protobuf.Struct as the JSON object it stands for, deeply frozen. */
-function structToJson(struct: Struct): Readonly<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(struct.fields)) out[key] = valueToJson(value);
-  return Object.freeze(out);
-}
-
-function valueToJson(value: Value): unknown {
-  switch (value.kind) {
-    case 'numberValue':
-      return value.numberValue;
-    case 'stringValue':
-      return value.stringValue;
-    case 'boolValue':
-      return value.boolValue;
-    case 'structValue':
-      return structToJson(value.structValue!);
-    case 'listValue':
-      return Object.freeze(value.listValue!.values.map(valueToJson));
-    default:
-      // null_value, or no kind set (proto3 JSON null).
-      return null;
-  }
 }
 
 function ringHash(

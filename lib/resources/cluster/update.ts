@@ -1,6 +1,7 @@
 // The validated, immutable form of an envoy.config.cluster.v3.Cluster. Watchers share one frozen
 // object, so every field is readonly and no protobufjs message leaks through.
 import type { XdsServerConfig } from '../../bootstrap';
+import type { ClusterMetadataValue } from '../gcp-authn/update';
 
 /**
  * The load-balancing policy a cluster asks for, as gRPC would build it. The legacy `lb_policy`
@@ -150,6 +151,11 @@ interface ClusterUpdateBase {
    * session's endpoint is still used; the other statuses are ignored. Unset: UNKNOWN and HEALTHY.
    */
   readonly overrideHostStatus: readonly OverrideHostStatus[];
+  /**
+   * `metadata` by key (gRFC A83: the GCP authentication filter reads its audience here);
+   * absent when the Cluster has none.
+   */
+  readonly metadata?: ReadonlyMap<string, ClusterMetadataValue>;
 }
 
 /** The health statuses stateful session affinity can keep using (gRFC A55). */

@@ -12,6 +12,7 @@ import type {
 import { Cluster_DiscoveryType, HealthStatus, RoutingPriority } from '../../generated/protos';
 import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
+import { validateClusterMetadata } from '../gcp-authn/validate';
 import type { ValidationErrors } from '../../validation-errors';
 import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
@@ -60,6 +61,10 @@ export function validateCluster(
       : errors.field('transport_socket', () =>
           upstreamTls(socket, errors, context.certificateProviders),
         );
+  const metadata =
+    cluster.metadata === null
+      ? undefined
+      : errors.field('metadata', () => validateClusterMetadata(cluster.metadata!, errors));
   if (!errors.isEmpty || variant === undefined || lbPolicy === undefined) return undefined;
   return Object.freeze({
     name: cluster.name,
@@ -70,6 +75,7 @@ export function validateCluster(
     outlierDetection: outlier,
     security,
     overrideHostStatus: overrideHostStatus(cluster),
+    ...(metadata ? { metadata } : {}),
   });
 }
 

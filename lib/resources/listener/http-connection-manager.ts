@@ -8,6 +8,7 @@ import type { ValidationErrors } from '../../validation-errors';
 import { decodeMessage } from '../any';
 import { durationMs, isAdsOrSelf } from '../common';
 import { RBAC_FILTER_TYPE, validateRbacFilterConfig } from '../rbac/validate';
+import { GCP_AUTHN_FILTER_TYPE, validateGcpAuthnConfig } from '../gcp-authn/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from '../route-config/fault';
 import {
   STATEFUL_SESSION_FILTER_TYPE,
@@ -101,6 +102,10 @@ function validateHttpFilter(
       ext.typeName === STATEFUL_SESSION_FILTER_TYPE
         ? validateStatefulSessionFilter(ext.value, errors)
         : undefined;
+    const gcpAuthn =
+      ext.typeName === GCP_AUTHN_FILTER_TYPE
+        ? validateGcpAuthnConfig(ext.value, errors)
+        : undefined;
     return Object.freeze({
       name: filter.name,
       typeUrl: ext.typeUrl,
@@ -108,6 +113,7 @@ function validateHttpFilter(
       ...(fault ? { fault } : {}),
       ...(rbac ? { rbac } : {}),
       ...(statefulSession ? { statefulSession } : {}),
+      ...(gcpAuthn ? { gcpAuthn } : {}),
     });
   });
 }

@@ -4,6 +4,7 @@ import type { CertificateProviderInstance } from '../cluster/update';
 import type { CidrRangeConfig } from '../common';
 import type { RbacConfig } from '../rbac/update';
 import type { StatefulSessionConfig } from '../stateful-session/update';
+import type { GcpAuthnConfig } from '../gcp-authn/update';
 import type { FaultInjectionConfig, RouteConfigUpdate } from '../route-config/update';
 
 export interface ListenerUpdate {
@@ -45,6 +46,8 @@ export interface HttpFilterConfig {
   readonly rbac?: RbacConfig;
   /** The stateful session filter's config (gRFC A55), when `typeUrl` is `StatefulSession`. */
   readonly statefulSession?: StatefulSessionConfig;
+  /** The GCP authentication filter's config (gRFC A83), when `typeUrl` is `GcpAuthnFilterConfig`. */
+  readonly gcpAuthn?: GcpAuthnConfig;
 }
 
 /**

@@ -17,6 +17,23 @@ export interface RbacRules {
   readonly action: 'ALLOW' | 'DENY';
   /** By policy name. Empty: ALLOW denies everything, DENY allows everything. */
   readonly policies: ReadonlyMap<string, RbacPolicy>;
+  /** `audit_logging_options` (gRFC A59); undefined when nothing is to be logged. */
+  readonly audit?: RbacAudit | undefined;
+}
+
+/** When to log this filter's decisions, and to which loggers (A59). */
+export interface RbacAudit {
+  /** A decision is logged when it denies (ON_DENY), allows (ON_ALLOW), or either. */
+  readonly condition: 'ON_DENY' | 'ON_ALLOW' | 'ON_DENY_AND_ALLOW';
+  /** Non-empty: the loggers kept (an optional logger of an unsupported type is skipped). */
+  readonly loggers: readonly AuditLoggerConfig[];
+}
+
+/** One audit logger: its registered type's name, and the config its factory parsed. */
+export interface AuditLoggerConfig {
+  /** `stdout_logger` for the built-in StdoutAuditLog. */
+  readonly name: string;
+  readonly config: unknown;
 }
 
 /** Matches when one of its permissions and one of its principals match. Both are non-empty. */

@@ -1,7 +1,8 @@
 // RBAC filter config and RBACPerRoute override → RbacConfig, or every problem found (gRFC A41).
 // What gRPC cannot enforce is an error, so that the Listener or RouteConfiguration carrying it
 // is NACKed rather than enforced differently from what the control plane meant: CEL conditions,
-// match trees, `grpc-*` and `:scheme` headers, filter state, custom matchers and audit loggers.
+// match trees, `grpc-*` and `:scheme` headers, filter state, custom matchers, and audit loggers
+// of types not registered (audit.ts).
 import {
   RBAC_Action,
   type envoy_config_rbac_v3_RBAC as RbacRulesProto,
@@ -15,6 +16,7 @@ import {
 import type { ValidationErrors } from '../../validation-errors';
 import { decodeMessage } from '../any';
 import { validateCidrRange } from '../common';
+import { validateAuditOptions } from './audit';
 import { validateHeaderMatcher, validateStringMatcher } from '../route-config/matchers';
 import type { StringMatch } from '../route-config/update';
 import type { RbacConfig, RbacMatcher, RbacPolicy, RbacRules } from './update';
@@ -69,21 +71,9 @@ export function validateRbacPerRoute(
 
 function validateRules(rules: RbacRulesProto, errors: ValidationErrors): RbacRules | undefined {
   const before = errors.count;
-  const audit = rules.auditLoggingOptions;
-  if (audit) {
-    errors.field('audit_logging_options', () =>
-      audit.loggerConfigs.forEach((logger, i) => {
-        // No audit logger is implemented; an optional one may be skipped (A59).
-        if (!logger.isOptional) {
-          errors.field('logger_configs', () =>
-            errors.index(i, () =>
-              errors.add(`audit logger ${logger.auditLogger?.name ?? ''} is not supported`),
-            ),
-          );
-        }
-      }),
-    );
-  }
+  const options = rules.auditLoggingOptions;
+  const audit =
+    options && errors.field('audit_logging_options', () => validateAuditOptions(options, errors));
   const policies = new Map<string, RbacPolicy>();
   for (const name of Object.keys(rules.policies).sort()) {
     const policy = errors.field(`policies[${name}]`, () =>
@@ -106,7 +96,7 @@ function validateRules(rules: RbacRulesProto, errors: ValidationErrors): RbacRul
       errors.addAt('action', `unknown value ${rules.action}`);
   }
   if (errors.count > before || action === undefined) return undefined;
-  return Object.freeze({ action, policies });
+  return Object.freeze({ action, policies, ...(audit ? { audit } : {}) });
 }
 
 function validatePolicy(policy: Policy, errors: ValidationErrors): RbacPolicy | undefined {

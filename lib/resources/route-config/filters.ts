@@ -12,6 +12,7 @@ import {
   validateStatefulSessionPerRoute,
 } from '../stateful-session/validate';
 import { FAULT_FILTER_TYPE, validateFaultConfig } from './fault';
+import { GCP_AUTHN_FILTER_TYPE, validateGcpAuthnConfig } from '../gcp-authn/validate';
 import type { FilterOverride, FilterOverrides } from './update';
 
 export const ROUTER_FILTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
@@ -31,9 +32,10 @@ export interface HttpFilterKind {
 
 /**
  * Known top-level filter config types: the router; fault injection (A33) and stateful session
- * (A55), whose configs and overrides are parsed for the grpc plugin's channels to apply; and
- * RBAC (A41), whose config and overrides are parsed for XdsServer to enforce (on a client it is
- * an error unless optional).
+ * (A55), whose configs and overrides are parsed for the grpc plugin's channels to apply; RBAC
+ * (A41), whose config and overrides are parsed for XdsServer to enforce (on a client it is an
+ * error unless optional); and GCP authentication (A83), client-side, whose overrides are
+ * validated but never used.
  */
 export const HTTP_FILTER_KINDS: ReadonlyMap<string, HttpFilterKind> = new Map<
   string,
@@ -56,6 +58,10 @@ export const HTTP_FILTER_KINDS: ReadonlyMap<string, HttpFilterKind> = new Map<
       server: false,
       overrideType: STATEFUL_SESSION_PER_ROUTE_TYPE,
     },
+  ],
+  [
+    GCP_AUTHN_FILTER_TYPE,
+    { terminal: false, client: true, server: false, overrideType: GCP_AUTHN_FILTER_TYPE },
   ],
 ]);
 
@@ -152,6 +158,10 @@ function validateOverride(any: Any, errors: ValidationErrors): FilterOverride | 
       const statefulSession = validateStatefulSessionPerRoute(ext.value, errors);
       if (!statefulSession) return undefined;
       return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional, statefulSession });
+    }
+    // A83: the filter's config is validated where it overrides, but only the Listener's counts.
+    if (ext.typeName === GCP_AUTHN_FILTER_TYPE && !validateGcpAuthnConfig(ext.value, errors)) {
+      return undefined;
     }
     if (OVERRIDE_TYPES.has(ext.typeName)) {
       return Object.freeze({ typeUrl: ext.typeUrl, isOptional: optional });

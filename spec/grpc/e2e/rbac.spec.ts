@@ -16,6 +16,7 @@ import {
   type ServerListenerOptions,
 } from '../../../lib/testing';
 import { ECHO_PATH, newClient, unaryMethod, waitUntil } from '../helpers/backends';
+import { callWithHeaders } from '../helpers/xds-server-env';
 
 const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
 const OTHER_PATH = '/test.Echo/Other';
@@ -23,22 +24,7 @@ const identity = (b: Buffer) => b;
 
 const answer = (_call: unknown, done: grpc.sendUnaryData<string>) => done(null, 'served');
 
-/** One RPC to `path` with `headers`: 'OK' when served, else the status code's name. */
-function rpc(client: grpc.Client, path: string, headers: Record<string, string> = {}) {
-  const metadata = new grpc.Metadata();
-  for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
-  return new Promise<string>((resolve) => {
-    client.makeUnaryRequest<Buffer, Buffer>(
-      path,
-      identity,
-      identity,
-      Buffer.alloc(0),
-      metadata,
-      { deadline: Date.now() + 2000 },
-      (error) => resolve(error ? String(grpc.status[error.code]) : 'OK'),
-    );
-  });
-}
+const rpc = callWithHeaders;
 
 /** A policy granting `permissions` to anyone. */
 function forAnyone(...permissions: JsonObject[]): JsonObject {

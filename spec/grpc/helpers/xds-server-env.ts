@@ -65,6 +65,27 @@ export function call(client: grpc.Client, path = ECHO_PATH, deadlineMs = 1000): 
   });
 }
 
+/** One RPC to `path` carrying `headers`: 'OK' when served, else the status code's name. */
+export function callWithHeaders(
+  client: grpc.Client,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const metadata = new grpc.Metadata();
+  for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
+  return new Promise<string>((resolve) => {
+    client.makeUnaryRequest<Buffer, Buffer>(
+      path,
+      identity,
+      identity,
+      Buffer.alloc(0),
+      metadata,
+      { deadline: Date.now() + 2000 },
+      (error) => resolve(error ? String(grpc.status[error.code]) : 'OK'),
+    );
+  });
+}
+
 /** The error of one RPC to `path` (which must fail). */
 export function rpcError(client: grpc.Client, path: string): Promise<grpc.ServiceError> {
   return new Promise((resolve, reject) => {

@@ -87,7 +87,7 @@ describe('RBAC engine', () => {
   it('ALLOW allows iff a policy matches; DENY denies iff one does, naming it', () => {
     const echo: RbacMatcher = { type: 'url_path', path: exact('/test.Echo/Echo') };
     const allow = RbacEngine.for(rules('ALLOW', echo, ANY));
-    assert.deepEqual(allow.decide(request()), { allowed: true });
+    assert.deepEqual(allow.decide(request()), { allowed: true, matchedPolicy: 'p' });
     assert.deepEqual(allow.decide(request({ path: '/test.Echo/Other' })), {
       allowed: false,
       reason: 'no ALLOW policy matched',
@@ -96,6 +96,7 @@ describe('RBAC engine', () => {
     assert.deepEqual(deny.decide(request()), {
       allowed: false,
       reason: 'DENY policy "p" matched',
+      matchedPolicy: 'p',
     });
     assert.deepEqual(deny.decide(request({ path: '/test.Echo/Other' })), { allowed: true });
     // A policy needs a permission AND a principal.
@@ -300,26 +301,32 @@ describe('RBAC filters of a server route', () => {
     ...(typedPerFilterConfig ? { typedPerFilterConfig } : {}),
   });
 
+  const configsOf = (uses: readonly { config: RbacConfig }[]) => uses.map((u) => u.config);
+  const named = (...configs: RbacConfig[]) =>
+    configs.map((config, i) => ({ name: `rbac-${i}`, config }));
+
   it('takes each RBAC filter in order, with the route override, else the virtual host one, else its own', () => {
     const filters = [filter('a', denyAll), filter('router', undefined), filter('b', denyAll)];
-    assert.deepEqual(rbacConfigsFor(filters, vhost(), route()), [denyAll, denyAll]);
-    assert.deepEqual(rbacConfigsFor(filters, vhost(overrides({ a: allowAll })), route()), [
-      allowAll,
-      denyAll,
-    ]);
+    assert.deepEqual(configsOf(rbacConfigsFor(filters, vhost(), route())), [denyAll, denyAll]);
     assert.deepEqual(
-      rbacConfigsFor(
-        filters,
-        vhost(overrides({ a: allowAll, b: allowAll })),
-        route(overrides({ b: off })),
+      configsOf(rbacConfigsFor(filters, vhost(overrides({ a: allowAll })), route())),
+      [allowAll, denyAll],
+    );
+    assert.deepEqual(
+      configsOf(
+        rbacConfigsFor(
+          filters,
+          vhost(overrides({ a: allowAll, b: allowAll })),
+          route(overrides({ b: off })),
+        ),
       ),
       [allowAll, off],
     );
   });
 
   it('the first filter that denies decides; a filter without rules allows', () => {
-    assert.deepEqual(checkRbac([off, allowAll], request()), { allowed: true });
-    assert.deepEqual(checkRbac([allowAll, denyAll], request()), {
+    assert.deepEqual(checkRbac(named(off, allowAll), request()), { allowed: true });
+    assert.deepEqual(checkRbac(named(allowAll, denyAll), request()), {
       allowed: false,
       reason: 'no ALLOW policy matched',
     });
@@ -329,7 +336,7 @@ describe('RBAC filters of a server route', () => {
     const broken: RbacConfig = {
       rules: rules('ALLOW', { type: 'url_path', path: { type: 'safe_regex', regex: '(' } }, ANY),
     };
-    const decision = checkRbac([broken], request());
+    const decision = checkRbac(named(broken), request());
     assert.equal(decision.allowed, false);
   });
 });

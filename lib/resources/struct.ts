@@ -1,0 +1,30 @@
+// google.protobuf.Struct as the JSON it stands for: the config of a TypedStruct (a custom LB
+// policy, a custom audit logger) and a Cluster's `filter_metadata`.
+import type { Struct, Value } from '../generated/protos';
+
+export const EMPTY_CONFIG: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A google.protobuf.Struct as the JSON object it stands for, deeply frozen. */
+export function structToJson(struct: Struct): Readonly<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(struct.fields)) out[key] = valueToJson(value);
+  return Object.freeze(out);
+}
+
+function valueToJson(value: Value): unknown {
+  switch (value.kind) {
+    case 'numberValue':
+      return value.numberValue;
+    case 'stringValue':
+      return value.stringValue;
+    case 'boolValue':
+      return value.boolValue;
+    case 'structValue':
+      return structToJson(value.structValue!);
+    case 'listValue':
+      return Object.freeze(value.listValue!.values.map(valueToJson));
+    default:
+      // null_value, or no kind set (proto3 JSON null).
+      return null;
+  }
+}
