@@ -125,6 +125,23 @@ export interface UpstreamTlsConfig {
   readonly subjectAltNameMatchers: readonly SubjectAltNameMatcher[];
 }
 
+/**
+ * Which fields of the backends' ORCA per-call load reports go into LRS load reports (gRFC A85's
+ * `lrs_report_endpoint_metrics`). Named metrics are reported as `named_metrics.<key>`.
+ */
+export interface BackendMetricPropagation {
+  /** `cpu_utilization`: into UpstreamLocalityStats.cpu_utilization. */
+  readonly cpuUtilization: boolean;
+  /** `mem_utilization`: into UpstreamLocalityStats.mem_utilization. */
+  readonly memUtilization: boolean;
+  /** `application_utilization`: into UpstreamLocalityStats.application_utilization. */
+  readonly applicationUtilization: boolean;
+  /** `named_metrics.*`: every entry of `named_metrics`. */
+  readonly allNamedMetrics: boolean;
+  /** The keys of `named_metrics.<key>` entries, sorted; empty with `allNamedMetrics`. */
+  readonly namedMetrics: readonly string[];
+}
+
 interface ClusterUpdateBase {
   readonly name: string;
   /**
@@ -139,6 +156,11 @@ interface ClusterUpdateBase {
   readonly outlierDetection: OutlierDetection | undefined;
   /** Undefined: plaintext (no `transport_socket`). */
   readonly security: UpstreamTlsConfig | undefined;
+  /**
+   * `lrs_report_endpoint_metrics` (gRFC A85); absent when it selects nothing: load reports then
+   * carry no backend metrics.
+   */
+  readonly backendMetricPropagation?: BackendMetricPropagation;
 }
 
 export interface EdsClusterUpdate extends ClusterUpdateBase {

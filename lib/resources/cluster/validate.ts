@@ -15,6 +15,7 @@ import type { DecodeContext } from '../resource-type';
 import type { ValidationErrors } from '../../validation-errors';
 import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
+import { backendMetricPropagation } from './backend-metrics';
 import { outlierDetection } from './outlier-detection';
 import { upstreamTls } from './security';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type ClusterUpdate } from './update';
@@ -57,6 +58,7 @@ export function validateCluster(
           upstreamTls(socket, errors, context.certificateProviders),
         );
   if (!errors.isEmpty || variant === undefined || lbPolicy === undefined) return undefined;
+  const propagation = backendMetricPropagation(cluster.lrsReportEndpointMetrics);
   return Object.freeze({
     name: cluster.name,
     ...variant,
@@ -65,6 +67,7 @@ export function validateCluster(
     lbPolicy,
     outlierDetection: outlier,
     security,
+    ...(propagation ? { backendMetricPropagation: propagation } : {}),
   });
 }
 

@@ -72,6 +72,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       dropCategories: first?.dropCategories ?? [],
       lrsServer: mechanism.lrsServer,
       security: cluster.security,
+      backendMetrics: cluster.backendMetricPropagation,
     },
     new PriorityConfig(children),
   );

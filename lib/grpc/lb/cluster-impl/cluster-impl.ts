@@ -2,7 +2,8 @@
 // by the cluster's drop_overload categories and holds its in-flight RPCs to
 // max_concurrent_requests, with the process-wide counter of {cluster, EDS service name}. With
 // an lrs_server, it counts the cluster's load for LRS: per locality, calls issued, succeeded,
-// errored and in flight; drops by category and in total (circuit breaking in the total only).
+// errored and in flight; drops by category and in total (circuit breaking in the total only);
+// and the backend metrics the cluster's lrs_report_endpoint_metrics selects (A64, A85).
 
 import {
   connectivityState,
@@ -16,6 +17,7 @@ import type { ClusterLoad } from '../../../client/lrs/load-store';
 import { callCounter, type CallCounter } from '../../../clusters';
 import {
   DEFAULT_MAX_CONCURRENT_REQUESTS,
+  type BackendMetricPropagation,
   type UpstreamTlsConfig,
 } from '../../../resources/cluster';
 import type { DropOverload } from '../../../resources/endpoint';
@@ -25,6 +27,7 @@ import type { XdsConfig } from '../../xds-config';
 import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
 import { holdCountedCall, type CallCount } from '../common/call-slots';
 import { dropPick } from '../common/pick-results';
+import { withBackendMetrics } from './backend-metrics';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -37,6 +40,8 @@ export interface ClusterImplSettings {
   readonly lrsServer?: XdsServerConfig | undefined;
   /** The cluster's UpstreamTlsContext (gRFC A29): its subchannels carry it for the credentials. */
   readonly security?: UpstreamTlsConfig | undefined;
+  /** Which ORCA backend metrics the load reports carry (A85); undefined: none. */
+  readonly backendMetrics?: BackendMetricPropagation | undefined;
 }
 
 export class ClusterImplConfig implements TypedConfig {
@@ -62,6 +67,7 @@ export class ClusterImplConfig implements TypedConfig {
         })),
         ...(s.lrsServer ? { lrs_load_reporting_server: s.lrsServer } : {}),
         ...(s.security ? { security: s.security } : {}),
+        ...(s.backendMetrics ? { backend_metric_propagation: s.backendMetrics } : {}),
         child_policy: [this.child.toJsonObject()],
       },
     };
@@ -84,6 +90,10 @@ export class ClusterImplConfig implements TypedConfig {
     if (security !== undefined && !Array.isArray(security?.subjectAltNameMatchers)) {
       throw bad('security must be a validated UpstreamTlsContext (as a ClusterUpdate gives it)');
     }
+    const backendMetrics = o.backend_metric_propagation as BackendMetricPropagation | undefined;
+    if (backendMetrics !== undefined && !Array.isArray(backendMetrics?.namedMetrics)) {
+      throw bad('backend_metric_propagation must be as a ClusterUpdate gives it');
+    }
     return new ClusterImplConfig(
       {
         cluster: o.cluster,
@@ -98,6 +108,7 @@ export class ClusterImplConfig implements TypedConfig {
         })),
         lrsServer: lrs,
         security,
+        backendMetrics,
       },
       child,
     );
@@ -271,6 +282,9 @@ class ClusterImplPicker implements experimental.Picker {
       );
     }
     const locality = load && (wrapper ? wrapper.loadIn(load) : load.locality(undefined));
-    return holdCountedCall(result, this.count, subchannel, locality);
+    const propagation = this.settings.backendMetrics;
+    const reported =
+      locality && propagation ? withBackendMetrics(result, locality, propagation) : result;
+    return holdCountedCall(reported, this.count, subchannel, locality);
   }
 }
