@@ -1019,6 +1019,11 @@ export interface WrrLocality {
   readonly endpointPickingPolicy: LoadBalancingPolicy | null;
 }
 
+/** envoy.extensions.transport_sockets.http_11_proxy.v3.Http11ProxyUpstreamTransport */
+export interface Http11ProxyUpstreamTransport {
+  readonly transportSocket: TransportSocket | null;
+}
+
 /** envoy.extensions.transport_sockets.tls.v3.TlsCertificate */
 export interface TlsCertificate {
   readonly certificateChain: DataSource | null;
@@ -1504,6 +1509,7 @@ export interface Messages {
   'envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash': RingHash;
   'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin': RoundRobin;
   'envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality': WrrLocality;
+  'envoy.extensions.transport_sockets.http_11_proxy.v3.Http11ProxyUpstreamTransport': Http11ProxyUpstreamTransport;
   'envoy.extensions.transport_sockets.tls.v3.TlsCertificate': TlsCertificate;
   'envoy.extensions.transport_sockets.tls.v3.CertificateProviderPluginInstance': CertificateProviderPluginInstance;
   'envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher': SubjectAltNameMatcher;

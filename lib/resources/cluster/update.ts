@@ -161,6 +161,12 @@ interface ClusterUpdateBase {
    * carry no backend metrics.
    */
   readonly backendMetricPropagation?: BackendMetricPropagation;
+  /**
+   * gRFC A86: `transport_socket` is an Http11ProxyUpstreamTransport, so endpoints whose EDS
+   * metadata names a proxy are reached through it with HTTP CONNECT (`security` is then the
+   * socket it wraps). Absent otherwise.
+   */
+  readonly httpConnect?: true;
 }
 
 export interface EdsClusterUpdate extends ClusterUpdateBase {

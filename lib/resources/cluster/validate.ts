@@ -17,7 +17,7 @@ import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
 import { backendMetricPropagation } from './backend-metrics';
 import { outlierDetection } from './outlier-detection';
-import { upstreamTls } from './security';
+import { upstreamTransport } from './security';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type ClusterUpdate } from './update';
 
 export const AGGREGATE_CLUSTER_TYPE_NAME = 'envoy.clusters.aggregate';
@@ -51,11 +51,11 @@ export function validateCluster(
   const outlier =
     od === null ? undefined : errors.field('outlier_detection', () => outlierDetection(od, errors));
   const socket = cluster.transportSocket;
-  const security =
+  const transport =
     socket === null
       ? undefined
       : errors.field('transport_socket', () =>
-          upstreamTls(socket, errors, context.certificateProviders),
+          upstreamTransport(socket, errors, context.certificateProviders),
         );
   if (!errors.isEmpty || variant === undefined || lbPolicy === undefined) return undefined;
   const propagation = backendMetricPropagation(cluster.lrsReportEndpointMetrics);
@@ -66,7 +66,8 @@ export function validateCluster(
     maxConcurrentRequests: maxConcurrentRequests(cluster),
     lbPolicy,
     outlierDetection: outlier,
-    security,
+    security: transport?.security,
+    ...(transport?.httpConnect ? { httpConnect: true } : {}),
     ...(propagation ? { backendMetricPropagation: propagation } : {}),
   });
 }

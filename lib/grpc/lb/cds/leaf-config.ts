@@ -13,6 +13,7 @@ import type { ClusterConfig } from '../../xds-config';
 import { ClusterImplConfig } from '../cluster-impl/cluster-impl';
 import { withPath } from '../common/hierarchy';
 import { withLocality } from '../common/locality-subchannel';
+import { withHttpProxy } from '../../http-connect';
 import { LeastRequestConfig } from '../least-request/least-request';
 import {
   msToDuration,
@@ -73,6 +74,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       lrsServer: mechanism.lrsServer,
       security: cluster.security,
       backendMetrics: cluster.backendMetricPropagation,
+      httpConnect: cluster.httpConnect === true,
     },
     new PriorityConfig(children),
   );
@@ -176,13 +178,14 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 
 /**
  * An endpoint and its extra addresses (gRFC A61), in the order sent, each marked with the
- * endpoint's locality (load reports count RPCs per locality), and with what ring_hash reads:
- * its weight and its A76 hash key.
+ * endpoint's locality (load reports count RPCs per locality) and its A86 proxy (cluster_impl
+ * uses it if the cluster says so), and with what ring_hash reads: its weight and its A76 hash
+ * key.
  */
 function endpointOf(e: LbEndpoint, locality: LocalityName): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
   const endpoint: RingHashEndpoint = {
-    addresses: addresses.map((a) => withLocality(a, locality)),
+    addresses: addresses.map((a) => withHttpProxy(withLocality(a, locality), e.proxyAddress)),
     xdsClientWeight: e.weight,
   };
   return e.hashKey === undefined ? endpoint : { ...endpoint, xdsClientHashKey: e.hashKey };

@@ -28,6 +28,7 @@ import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
 import { holdCountedCall, type CallCount } from '../common/call-slots';
 import { dropPick } from '../common/pick-results';
 import { withBackendMetrics } from './backend-metrics';
+import { throughHttpProxy } from '../../http-connect';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -42,6 +43,8 @@ export interface ClusterImplSettings {
   readonly security?: UpstreamTlsConfig | undefined;
   /** Which ORCA backend metrics the load reports carry (A85); undefined: none. */
   readonly backendMetrics?: BackendMetricPropagation | undefined;
+  /** gRFC A86: endpoints that name an HTTP CONNECT proxy are reached through it. */
+  readonly httpConnect?: boolean | undefined;
 }
 
 export class ClusterImplConfig implements TypedConfig {
@@ -68,6 +71,7 @@ export class ClusterImplConfig implements TypedConfig {
         ...(s.lrsServer ? { lrs_load_reporting_server: s.lrsServer } : {}),
         ...(s.security ? { security: s.security } : {}),
         ...(s.backendMetrics ? { backend_metric_propagation: s.backendMetrics } : {}),
+        ...(s.httpConnect ? { http_connect: true } : {}),
         child_policy: [this.child.toJsonObject()],
       },
     };
@@ -109,6 +113,7 @@ export class ClusterImplConfig implements TypedConfig {
         lrsServer: lrs,
         security,
         backendMetrics,
+        httpConnect: o.http_connect === true,
       },
       child,
     );
@@ -126,8 +131,13 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
     { state: connectivityState; picker: experimental.Picker; message: string | null } | undefined;
   /** Set while an update is applied: the child's reports wait for its end. */
   private updating = false;
-  /** What this cluster's subchannels carry (one object while the settings stay the same). */
-  private security: { readonly key: string; readonly option: SubchannelSecurity } | undefined;
+  /**
+   * What this cluster's subchannels are created with: the TLS option they carry (one object
+   * while the settings stay the same), and whether they CONNECT through endpoints' proxies.
+   */
+  private security:
+    | { readonly key: string; readonly option?: SubchannelSecurity; readonly httpConnect: boolean }
+    | undefined;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
     this.child = new experimental.ChildLoadBalancerHandler(
@@ -140,8 +150,11 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
         createSubchannel: (address, args) => {
           const option = this.security?.option;
           const withSecurity = option ? { ...args, [SECURITY_OPTION]: option } : args;
+          const target = this.security?.httpConnect
+            ? throughHttpProxy(address, withSecurity)
+            : { address, args: withSecurity };
           return new LocalitySubchannel(
-            helper.createSubchannel(address, withSecurity),
+            helper.createSubchannel(target.address, target.args),
             localityOf(address),
           );
         },
@@ -198,17 +211,19 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   }
 
   /**
-   * Keeps the subchannel option for the cluster's TLS settings. When they change, the child is
-   * rebuilt so that every connection is made again with the new settings (subchannels keep the
-   * connector they were created with).
+   * Keeps the subchannel option for the cluster's TLS settings, and whether subchannels go
+   * through HTTP CONNECT proxies (A86). When either changes, the child is rebuilt so that every
+   * connection is made again with the new settings (subchannels keep the connector and address
+   * they were created with).
    */
   private updateSecurity(settings: ClusterImplSettings, xds: XdsConfig | undefined): void {
     const tls = settings.security;
     const option = tls && subchannelSecurity(settings.cluster, tls, xds?.certificateProviders);
-    const key = option ? JSON.stringify(option) : undefined;
+    const httpConnect = settings.httpConnect === true;
+    const key = option || httpConnect ? JSON.stringify([option ?? null, httpConnect]) : undefined;
     if (key === this.security?.key) return;
     const hadSubchannels = this.childState !== undefined;
-    this.security = key && option ? { key, option } : undefined;
+    this.security = key ? { key, httpConnect, ...(option ? { option } : {}) } : undefined;
     if (hadSubchannels) this.child.destroy();
   }
 
