@@ -15,6 +15,8 @@ import { sendRpcs, show, startXdsEnv, type XdsEnv } from '../helpers/xds-env';
 
 /** Short, so that reports come quickly; every wait is still bounded. */
 const INTERVAL_MS = 30;
+/** Generous: on a loaded machine an RPC that times out has no ORCA report to count. */
+const RPC_DEADLINE_MS = 10_000;
 
 /** One metric summed over reports: calls that reported it, and the sum of their values. */
 interface Sum {
@@ -24,7 +26,8 @@ interface Sum {
 
 /** What the reports of one locality add up to. */
 interface LocalitySums {
-  finished: number;
+  /** RPCs that ended with OK: those are the ones whose backend sent a report. */
+  succeeded: number;
   cpu?: Sum;
   mem?: Sum;
   application?: Sum;
@@ -36,7 +39,7 @@ function addSum(into: Sum | undefined, count: number, total: number): Sum {
 }
 
 function addLocality(sums: LocalitySums, l: RecordedLocalityStats): void {
-  sums.finished += l.totalSuccessfulRequests + l.totalErrorRequests;
+  sums.succeeded += l.totalSuccessfulRequests;
   if (l.cpuUtilization) {
     const { numRequestsFinishedWithMetric: n, totalMetricValue: v } = l.cpuUtilization;
     sums.cpu = addSum(sums.cpu, n, v);
@@ -70,7 +73,7 @@ async function sumsByZone(
       for (const c of report.clusterStats) {
         if (c.clusterName !== 'echo') continue;
         for (const l of c.upstreamLocalityStats) {
-          addLocality((byZone[l.locality.zone] ??= { finished: 0, named: {} }), l);
+          addLocality((byZone[l.locality.zone] ??= { succeeded: 0, named: {} }), l);
           seen += l.totalSuccessfulRequests + l.totalErrorRequests;
         }
       }
@@ -81,15 +84,21 @@ async function sumsByZone(
   return byZone;
 }
 
-/** Sends batches of RPCs until both a and b have answered; returns the counts. */
-async function sendUntilBothAnswer(client: grpc.Client): Promise<Map<string, number>> {
-  const all = new Map<string, number>();
-  for (let sent = 0; !(all.has('a') && all.has('b')); sent += 20) {
-    if (sent >= 400) assert.fail(`a and b did not both answer in ${sent} RPCs: ${show(all)}`);
-    const batch = await sendRpcs(client, 20, { waitForReady: true });
-    for (const [key, n] of batch) all.set(key, (all.get(key) ?? 0) + n);
+/**
+ * Sends batches of RPCs until both a and b have answered; returns the counts (failed RPCs
+ * under their failedKey) and how many were sent.
+ */
+async function sendUntilBothAnswer(
+  client: grpc.Client,
+): Promise<{ counts: Map<string, number>; sent: number }> {
+  const counts = new Map<string, number>();
+  let sent = 0;
+  for (; !(counts.has('a') && counts.has('b')); sent += 20) {
+    if (sent >= 400) assert.fail(`a and b did not both answer in ${sent} RPCs: ${show(counts)}`);
+    const batch = await sendRpcs(client, 20, { waitForReady: true, deadlineMs: RPC_DEADLINE_MS });
+    for (const [key, n] of batch) counts.set(key, (counts.get(key) ?? 0) + n);
   }
-  return all;
+  return { counts, sent };
 }
 
 describe('e2e: backend metrics in load reports (ORCA to LRS)', () => {
@@ -123,19 +132,20 @@ describe('e2e: backend metrics in load reports (ORCA to LRS)', () => {
     });
   }
 
-  /** RPCs until a and b both answered; what each answered, and the reports' sums by zone. */
+  /**
+   * RPCs until a and b both answered; what each answered, and the reports' sums by zone once
+   * every RPC sent (failures too) is counted as finished.
+   */
   async function sendAndSum() {
-    const counts = await sendUntilBothAnswer(env.client());
-    const a = counts.get('a')!;
-    const b = counts.get('b')!;
-    return { a, b, sums: await sumsByZone(env.server, a + b) };
+    const { counts, sent } = await sendUntilBothAnswer(env.client());
+    return { a: counts.get('a')!, b: counts.get('b')!, sums: await sumsByZone(env.server, sent) };
   }
 
   it('sums the selected utilizations and named metrics per locality, one count per call that reported them', async () => {
     serve(['cpu_utilization', 'mem_utilization', 'application_utilization', 'named_metrics.queue']);
     const { a, b, sums } = await sendAndSum();
     assert.deepEqual(sums['z-a'], {
-      finished: a,
+      succeeded: a,
       cpu: { count: a, total: 0.5 * a },
       mem: { count: a, total: 0.25 * a },
       application: { count: a, total: 0.75 * a },
@@ -144,7 +154,7 @@ describe('e2e: backend metrics in load reports (ORCA to LRS)', () => {
     // b sets no memory or application utilization: proto3 cannot tell unset from 0, so each of
     // its reports counts with 0, as a report that says 0 would.
     assert.deepEqual(sums['z-b'], {
-      finished: b,
+      succeeded: b,
       cpu: { count: b, total: 0.125 * b },
       mem: { count: b, total: 0 },
       application: { count: b, total: 0 },
@@ -156,14 +166,14 @@ describe('e2e: backend metrics in load reports (ORCA to LRS)', () => {
     serve(['named_metrics.*', 'no_such_field']);
     const { a, b, sums } = await sendAndSum();
     assert.deepEqual(sums['z-a'], {
-      finished: a,
+      succeeded: a,
       named: {
         'named_metrics.queue': { count: a, total: 2 * a },
         'named_metrics.other': { count: a, total: a },
       },
     });
     assert.deepEqual(sums['z-b'], {
-      finished: b,
+      succeeded: b,
       named: { 'named_metrics.queue': { count: b, total: 3 * b } },
     });
   });
@@ -172,8 +182,8 @@ describe('e2e: backend metrics in load reports (ORCA to LRS)', () => {
     serve(undefined);
     const { a, b, sums } = await sendAndSum();
     assert.deepEqual(sums, {
-      'z-a': { finished: a, named: {} },
-      'z-b': { finished: b, named: {} },
+      'z-a': { succeeded: a, named: {} },
+      'z-b': { succeeded: b, named: {} },
     });
   });
 });

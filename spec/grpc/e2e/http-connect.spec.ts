@@ -21,6 +21,8 @@ import { TARGET, sendRpc, sendRpcs, show, startXdsEnv, type XdsEnv } from '../he
 
 const PROXY_KEY = 'envoy.http11_proxy_transport_socket.proxy_address';
 const SERVER_SAN = 'spiffe://test.example/server';
+/** Generous, for a loaded machine: a timed-out RPC would only make the spec send more. */
+const RPC_DEADLINE_MS = 10_000;
 
 /** `typed_filter_metadata` naming `proxy` as the A86 proxy address. */
 function proxyMetadata(proxy: ConnectProxy): JsonObject {
@@ -73,7 +75,7 @@ async function sendUntilAllAnswer(
   const all = new Map<string, number>();
   for (let sent = 0; !names.every((n) => all.has(n)); sent += 20) {
     if (sent >= 400) assert.fail(`not all of ${names} answered in ${sent} RPCs: ${show(all)}`);
-    const batch = await sendRpcs(client, 20, { waitForReady: true });
+    const batch = await sendRpcs(client, 20, { waitForReady: true, deadlineMs: RPC_DEADLINE_MS });
     for (const [key, n] of batch) all.set(key, (all.get(key) ?? 0) + n);
   }
   return all;
@@ -191,7 +193,10 @@ describe('e2e: HTTP CONNECT with TLS inside the tunnel (A86, A29)', () => {
 
   it('the backend is reached through the proxy and its certificate is verified inside the tunnel', async () => {
     serveTls(SERVER_SAN);
-    assert.equal(await sendRpc(xdsClient(), { waitForReady: true }), 'tls');
+    assert.equal(
+      await sendRpc(xdsClient(), { waitForReady: true, deadlineMs: RPC_DEADLINE_MS }),
+      'tls',
+    );
     assert.deepEqual(new Set(proxy.connects), new Set([backendAddress]));
   });
 
