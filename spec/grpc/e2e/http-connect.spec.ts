@@ -24,13 +24,13 @@ const SERVER_SAN = 'spiffe://test.example/server';
 /** Generous, for a loaded machine: a timed-out RPC would only make the spec send more. */
 const RPC_DEADLINE_MS = 10_000;
 
-/** `typed_filter_metadata` naming `proxy` as the A86 proxy address. */
-function proxyMetadata(proxy: ConnectProxy): JsonObject {
+/** `typed_filter_metadata` naming `proxy` (at `host`) as the A86 proxy address. */
+function proxyMetadata(proxy: ConnectProxy, host = '127.0.0.1'): JsonObject {
   return {
     typed_filter_metadata: {
       [PROXY_KEY]: {
         '@type': 'type.googleapis.com/envoy.config.core.v3.Address',
-        socket_address: { address: '127.0.0.1', port_value: proxy.port },
+        socket_address: { address: host, port_value: proxy.port },
       },
     },
   };
@@ -115,6 +115,45 @@ describe('e2e: HTTP CONNECT configured by xDS (A86)', () => {
     await sendUntilAllAnswer(env.client(), ['a', 'b']);
     assert.deepEqual(new Set(localityProxy!.connects), new Set([a]));
     assert.deepEqual(new Set(endpointProxy!.connects), new Set([b]));
+  });
+
+  it('a malformed proxy address or wrapped socket is NACKed with its field path, and the configuration in use stays', async () => {
+    const [proxy] = proxies;
+    const [a] = env.addresses('a');
+    const good = assignment([a!], [proxy]);
+    const cluster = { ...edsCluster('echo'), transport_socket: http11ProxySocket() };
+    env.serve({ clusters: [cluster], endpoints: [good] });
+    const client = env.client();
+    await sendUntilAllAnswer(client, ['a']);
+
+    const mark = env.server.requests.length;
+    const bad = assignment([a!], [proxy]);
+    const [locality] = bad['endpoints'] as JsonObject[];
+    const [endpoint] = locality!['lb_endpoints'] as JsonObject[];
+    endpoint!['metadata'] = proxyMetadata(proxy!, 'proxy.example');
+    const badSocket = http11ProxySocket({
+      typed_config: { '@type': 'type.googleapis.com/google.protobuf.Empty' },
+    });
+    env.serve({
+      clusters: [{ ...edsCluster('echo'), transport_socket: badSocket }],
+      endpoints: [bad],
+    });
+    const nackOf = (type: string) =>
+      env.server.waitForRequest((r) => r.typeUrl.endsWith(type) && r.errorDetail !== undefined, {
+        after: mark,
+      });
+    const [edsNack, cdsNack] = await Promise.all([
+      nackOf('.ClusterLoadAssignment'),
+      nackOf('.Cluster'),
+    ]);
+    const edsPath = `endpoints[0].lb_endpoints[0].metadata.typed_filter_metadata[${PROXY_KEY}]`;
+    const edsError = `${edsPath}.socket_address.address: must be an IP address`;
+    assert.ok(edsNack.errorDetail!.message.includes(edsError), edsNack.errorDetail!.message);
+    const cdsError =
+      'transport_socket.typed_config.transport_socket.typed_config.type_url: ' +
+      'unsupported value type.googleapis.com/google.protobuf.Empty';
+    assert.ok(cdsNack.errorDetail!.message.includes(cdsError), cdsNack.errorDetail!.message);
+    assert.deepEqual(show(await sendRpcs(client, 10)), show(new Map([['a', 10]])));
   });
 
   it('without Http11ProxyUpstreamTransport, proxy metadata is ignored: endpoints are reached directly', async () => {
