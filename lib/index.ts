@@ -54,6 +54,7 @@ export { ValidationErrors } from './validation-errors';
 export { clusterResourceType, DEFAULT_MAX_CONCURRENT_REQUESTS } from './resources/cluster';
 export type {
   AggregateClusterUpdate,
+  BackendMetricPropagation,
   CertificateProviderInstance,
   ClusterUpdate,
   EdsClusterUpdate,

@@ -55,6 +55,7 @@ export interface Cluster {
   readonly commonLbConfig: Cluster_CommonLbConfig | null;
   readonly loadBalancingPolicy: LoadBalancingPolicy | null;
   readonly lrsServer: ConfigSource | null;
+  readonly lrsReportEndpointMetrics: readonly string[];
   /** Which member of the `clusterDiscoveryType` oneof is set. */
   readonly clusterDiscoveryType?: 'type' | 'clusterType';
   /** Which member of the `lbConfig` oneof is set. */
@@ -443,8 +444,25 @@ export interface UpstreamLocalityStats {
   readonly totalSuccessfulRequests: Int64;
   readonly totalRequestsInProgress: Int64;
   readonly totalErrorRequests: Int64;
+  readonly loadMetricStats: readonly EndpointLoadMetricStats[];
   readonly priority: number;
   readonly totalIssuedRequests: Int64;
+  readonly cpuUtilization: UnnamedEndpointLoadMetricStats | null;
+  readonly memUtilization: UnnamedEndpointLoadMetricStats | null;
+  readonly applicationUtilization: UnnamedEndpointLoadMetricStats | null;
+}
+
+/** envoy.config.endpoint.v3.EndpointLoadMetricStats */
+export interface EndpointLoadMetricStats {
+  readonly metricName: string;
+  readonly numRequestsFinishedWithMetric: Int64;
+  readonly totalMetricValue: number;
+}
+
+/** envoy.config.endpoint.v3.UnnamedEndpointLoadMetricStats */
+export interface UnnamedEndpointLoadMetricStats {
+  readonly numRequestsFinishedWithMetric: Int64;
+  readonly totalMetricValue: number;
 }
 
 /** envoy.config.endpoint.v3.ClusterStats */
@@ -1059,6 +1077,11 @@ export interface WrrLocality {
 export interface StdoutAuditLog {
 }
 
+/** envoy.extensions.transport_sockets.http_11_proxy.v3.Http11ProxyUpstreamTransport */
+export interface Http11ProxyUpstreamTransport {
+  readonly transportSocket: TransportSocket | null;
+}
+
 /** envoy.extensions.transport_sockets.tls.v3.TlsCertificate */
 export interface TlsCertificate {
   readonly certificateChain: DataSource | null;
@@ -1304,6 +1327,14 @@ export interface xds_type_v3_TypedStruct {
   readonly value: Struct | null;
 }
 
+/** xds.data.orca.v3.OrcaLoadReport */
+export interface OrcaLoadReport {
+  readonly cpuUtilization: number;
+  readonly memUtilization: number;
+  readonly namedMetrics: { readonly [key: string]: number };
+  readonly applicationUtilization: number;
+}
+
 /** google.protobuf.Any */
 export interface Any {
   readonly type_url: string;
@@ -1467,6 +1498,8 @@ export interface Messages {
   'envoy.config.endpoint.v3.LbEndpoint': LbEndpoint;
   'envoy.config.endpoint.v3.LocalityLbEndpoints': LocalityLbEndpoints;
   'envoy.config.endpoint.v3.UpstreamLocalityStats': UpstreamLocalityStats;
+  'envoy.config.endpoint.v3.EndpointLoadMetricStats': EndpointLoadMetricStats;
+  'envoy.config.endpoint.v3.UnnamedEndpointLoadMetricStats': UnnamedEndpointLoadMetricStats;
   'envoy.config.endpoint.v3.ClusterStats': ClusterStats;
   'envoy.config.endpoint.v3.ClusterStats.DroppedRequests': ClusterStats_DroppedRequests;
   'envoy.config.listener.v3.ApiListener': ApiListener;
@@ -1546,6 +1579,7 @@ export interface Messages {
   'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin': RoundRobin;
   'envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality': WrrLocality;
   'envoy.extensions.rbac.audit_loggers.stream.v3.StdoutAuditLog': StdoutAuditLog;
+  'envoy.extensions.transport_sockets.http_11_proxy.v3.Http11ProxyUpstreamTransport': Http11ProxyUpstreamTransport;
   'envoy.extensions.transport_sockets.tls.v3.TlsCertificate': TlsCertificate;
   'envoy.extensions.transport_sockets.tls.v3.CertificateProviderPluginInstance': CertificateProviderPluginInstance;
   'envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher': SubjectAltNameMatcher;
@@ -1573,6 +1607,7 @@ export interface Messages {
   'envoy.service.status.v3.ClientStatusResponse': ClientStatusResponse;
   'xds.type.matcher.v3.Matcher': Matcher;
   'xds.type.v3.TypedStruct': xds_type_v3_TypedStruct;
+  'xds.data.orca.v3.OrcaLoadReport': OrcaLoadReport;
   'google.protobuf.Any': Any;
   'google.protobuf.Timestamp': Timestamp;
   'google.protobuf.Struct': Struct;

@@ -19,6 +19,8 @@ export {
   type RecordedClusterStats,
   type RecordedLoadReport,
   type RecordedLocalityStats,
+  type RecordedMetricStats,
+  type RecordedUnnamedMetricStats,
   type WaitForLoadReportOptions,
 } from './lrs-service';
 export type {

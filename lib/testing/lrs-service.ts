@@ -9,6 +9,7 @@ import type {
   Int64,
   LoadStatsRequest,
   LoadStatsResponse,
+  UnnamedEndpointLoadMetricStats,
   UpstreamLocalityStats,
 } from '../generated/protos';
 import {
@@ -66,6 +67,22 @@ export interface RecordedLocalityStats {
   /** A gauge: RPCs in flight when the report was taken. */
   readonly totalRequestsInProgress: number;
   readonly priority: number;
+  /** Backend metrics (gRFC A64, A85), by `metric_name`; absent when the report has none. */
+  readonly loadMetricStats?: readonly RecordedMetricStats[];
+  /** The ORCA utilizations (gRFC A85); each absent when the report does not carry it. */
+  readonly cpuUtilization?: RecordedUnnamedMetricStats;
+  readonly memUtilization?: RecordedUnnamedMetricStats;
+  readonly applicationUtilization?: RecordedUnnamedMetricStats;
+}
+
+/** The sum of one backend metric over the calls that reported it in the interval. */
+export interface RecordedUnnamedMetricStats {
+  readonly numRequestsFinishedWithMetric: number;
+  readonly totalMetricValue: number;
+}
+
+export interface RecordedMetricStats extends RecordedUnnamedMetricStats {
+  readonly metricName: string;
 }
 
 export interface WaitForLoadReportOptions extends WaitOptions {
@@ -225,6 +242,7 @@ function recordClusterStats(stats: ClusterStats): RecordedClusterStats {
 
 function recordLocalityStats(stats: UpstreamLocalityStats): RecordedLocalityStats {
   const { region = '', zone = '', subZone = '' } = stats.locality ?? {};
+  const named = stats.loadMetricStats;
   return Object.freeze({
     locality: Object.freeze({ region, zone, subZone }),
     totalIssuedRequests: num(stats.totalIssuedRequests),
@@ -232,6 +250,25 @@ function recordLocalityStats(stats: UpstreamLocalityStats): RecordedLocalityStat
     totalErrorRequests: num(stats.totalErrorRequests),
     totalRequestsInProgress: num(stats.totalRequestsInProgress),
     priority: stats.priority,
+    ...(named.length > 0
+      ? {
+          loadMetricStats: Object.freeze(
+            named.map((m) => Object.freeze({ metricName: m.metricName, ...recordSum(m) })),
+          ),
+        }
+      : {}),
+    ...(stats.cpuUtilization ? { cpuUtilization: recordSum(stats.cpuUtilization) } : {}),
+    ...(stats.memUtilization ? { memUtilization: recordSum(stats.memUtilization) } : {}),
+    ...(stats.applicationUtilization
+      ? { applicationUtilization: recordSum(stats.applicationUtilization) }
+      : {}),
+  });
+}
+
+function recordSum(stats: UnnamedEndpointLoadMetricStats): RecordedUnnamedMetricStats {
+  return Object.freeze({
+    numRequestsFinishedWithMetric: num(stats.numRequestsFinishedWithMetric),
+    totalMetricValue: stats.totalMetricValue,
   });
 }
 

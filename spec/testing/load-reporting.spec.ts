@@ -143,7 +143,7 @@ describe('ManagementServer: load reporting (LRS)', () => {
     assert.equal(silent.responses.length, 0);
   });
 
-  it('records every report as plain numbers: per cluster, per locality, drops', async () => {
+  it('records every report as plain numbers: per cluster, per locality, backend metrics, drops', async () => {
     const server = await start();
     const client = connect(server);
     client.send({ node: NODE });
@@ -161,6 +161,16 @@ describe('ManagementServer: load reporting (LRS)', () => {
               totalErrorRequests: 1,
               totalRequestsInProgress: 1,
               priority: 0,
+              loadMetricStats: [
+                {
+                  metricName: 'named_metrics.q',
+                  numRequestsFinishedWithMetric: 2,
+                  totalMetricValue: 3.5,
+                },
+              ],
+              cpuUtilization: { numRequestsFinishedWithMetric: 6, totalMetricValue: 1.5 },
+              memUtilization: null,
+              applicationUtilization: { numRequestsFinishedWithMetric: 1, totalMetricValue: 0.25 },
             },
           ],
           totalDroppedRequests: 4,
@@ -183,6 +193,15 @@ describe('ManagementServer: load reporting (LRS)', () => {
             totalErrorRequests: 1,
             totalRequestsInProgress: 1,
             priority: 0,
+            loadMetricStats: [
+              {
+                metricName: 'named_metrics.q',
+                numRequestsFinishedWithMetric: 2,
+                totalMetricValue: 3.5,
+              },
+            ],
+            cpuUtilization: { numRequestsFinishedWithMetric: 6, totalMetricValue: 1.5 },
+            applicationUtilization: { numRequestsFinishedWithMetric: 1, totalMetricValue: 0.25 },
           },
         ],
         totalDroppedRequests: 4,

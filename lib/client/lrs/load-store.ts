@@ -2,15 +2,40 @@
 // service name, and per locality within it; and the ClusterStats each report carries. Counters
 // cover one reporting interval and start again at zero once reported; calls in flight are a
 // gauge. Drops are counted by category; circuit-breaking drops only in the total (gRFC A32).
+// Backend metrics (ORCA per-call reports, as the cluster selects them: gRFC A64, A85) are summed
+// per locality, each with the number of calls that reported it.
 
 import { durationOfMs } from '../../duration';
-import type { ClusterStats, UpstreamLocalityStats } from '../../generated/protos';
+import type {
+  ClusterStats,
+  EndpointLoadMetricStats,
+  UnnamedEndpointLoadMetricStats,
+  UpstreamLocalityStats,
+} from '../../generated/protos';
 
 /** A locality as EDS names it; load of endpoints without one goes to the empty locality. */
 export interface LoadLocality {
   readonly region: string;
   readonly zone: string;
   readonly subZone: string;
+}
+
+/**
+ * What one finished call's backend reported, already cut down to what the cluster's
+ * lrs_report_endpoint_metrics selects; metric names as load reports carry them
+ * (`named_metrics.<key>`).
+ */
+export interface BackendMetrics {
+  readonly cpuUtilization?: number;
+  readonly memUtilization?: number;
+  readonly applicationUtilization?: number;
+  readonly named: readonly (readonly [name: string, value: number])[];
+}
+
+/** A sum over the calls that reported one metric. */
+interface MetricSum {
+  count: number;
+  total: number;
 }
 
 const EMPTY_LOCALITY: LoadLocality = Object.freeze({ region: '', zone: '', subZone: '' });
@@ -21,6 +46,10 @@ export class LocalityLoad {
   private succeeded = 0;
   private errored = 0;
   private inProgress = 0;
+  private cpu: MetricSum | undefined;
+  private mem: MetricSum | undefined;
+  private application: MetricSum | undefined;
+  private readonly named = new Map<string, MetricSum>();
   /** False once the cluster forgot this entry (a whole interval idle); a new call brings it back. */
   attached = true;
   /** Set when this entry came back to find another in its place: that one counts instead. */
@@ -48,6 +77,22 @@ export class LocalityLoad {
     if (this.inProgress > 0) this.inProgress--;
   }
 
+  /** The backend metrics of a call that finished (reported with, or before, callFinished). */
+  recordBackendMetrics(metrics: BackendMetrics): void {
+    if (this.forward) return this.forward.recordBackendMetrics(metrics);
+    const { cpuUtilization, memUtilization, applicationUtilization } = metrics;
+    if (cpuUtilization !== undefined) this.cpu = add(this.cpu, cpuUtilization);
+    if (memUtilization !== undefined) this.mem = add(this.mem, memUtilization);
+    if (applicationUtilization !== undefined) {
+      this.application = add(this.application, applicationUtilization);
+    }
+    for (const [name, value] of metrics.named) {
+      const sum = this.named.get(name);
+      if (sum) add(sum, value);
+      else this.named.set(name, { count: 1, total: value });
+    }
+  }
+
   /** @internal Only for an entry with nothing in flight (it was forgotten idle). */
   forwardTo(current: LocalityLoad): void {
     this.forward = current;
@@ -67,8 +112,14 @@ export class LocalityLoad {
       totalErrorRequests: this.errored,
       totalIssuedRequests: this.issued,
       priority: 0,
+      loadMetricStats: [...this.named].map(([metricName, sum]) => named(metricName, sum)),
+      cpuUtilization: unnamed(this.cpu),
+      memUtilization: unnamed(this.mem),
+      applicationUtilization: unnamed(this.application),
     };
     this.issued = this.succeeded = this.errored = 0;
+    this.cpu = this.mem = this.application = undefined;
+    this.named.clear();
     return stats;
   }
 }
@@ -207,6 +258,25 @@ export class LoadStore {
   get size(): number {
     return this.clusters.size;
   }
+}
+
+function add(sum: MetricSum | undefined, value: number): MetricSum {
+  if (!sum) return { count: 1, total: value };
+  sum.count++;
+  sum.total += value;
+  return sum;
+}
+
+function named(metricName: string, sum: MetricSum): EndpointLoadMetricStats {
+  return {
+    metricName,
+    numRequestsFinishedWithMetric: sum.count,
+    totalMetricValue: sum.total,
+  };
+}
+
+function unnamed(sum: MetricSum | undefined): UnnamedEndpointLoadMetricStats | null {
+  return sum ? { numRequestsFinishedWithMetric: sum.count, totalMetricValue: sum.total } : null;
 }
 
 function localityKey(l: LoadLocality): string {

@@ -7,6 +7,7 @@ import { validateCluster } from './validate';
 
 export type {
   AggregateClusterUpdate,
+  BackendMetricPropagation,
   CertificateProviderInstance,
   ClusterUpdate,
   EdsClusterUpdate,

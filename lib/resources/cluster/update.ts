@@ -132,6 +132,23 @@ export interface UpstreamTlsConfig {
   readonly autoSniSanValidation?: true;
 }
 
+/**
+ * Which fields of the backends' ORCA per-call load reports go into LRS load reports (gRFC A85's
+ * `lrs_report_endpoint_metrics`). Named metrics are reported as `named_metrics.<key>`.
+ */
+export interface BackendMetricPropagation {
+  /** `cpu_utilization`: into UpstreamLocalityStats.cpu_utilization. */
+  readonly cpuUtilization: boolean;
+  /** `mem_utilization`: into UpstreamLocalityStats.mem_utilization. */
+  readonly memUtilization: boolean;
+  /** `application_utilization`: into UpstreamLocalityStats.application_utilization. */
+  readonly applicationUtilization: boolean;
+  /** `named_metrics.*`: every entry of `named_metrics`. */
+  readonly allNamedMetrics: boolean;
+  /** The keys of `named_metrics.<key>` entries, sorted; empty with `allNamedMetrics`. */
+  readonly namedMetrics: readonly string[];
+}
+
 interface ClusterUpdateBase {
   readonly name: string;
   /**
@@ -156,6 +173,17 @@ interface ClusterUpdateBase {
    * absent when the Cluster has none.
    */
   readonly metadata?: ReadonlyMap<string, ClusterMetadataValue>;
+  /**
+   * `lrs_report_endpoint_metrics` (gRFC A85); absent when it selects nothing: load reports then
+   * carry no backend metrics.
+   */
+  readonly backendMetricPropagation?: BackendMetricPropagation;
+  /**
+   * gRFC A86: `transport_socket` is an Http11ProxyUpstreamTransport, so endpoints whose EDS
+   * metadata names a proxy are reached through it with HTTP CONNECT (`security` is then the
+   * socket it wraps). Absent otherwise.
+   */
+  readonly httpConnect?: true;
 }
 
 /** The health statuses stateful session affinity can keep using (gRFC A55). */

@@ -16,8 +16,9 @@ import { validateClusterMetadata } from '../gcp-authn/validate';
 import type { ValidationErrors } from '../../validation-errors';
 import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
+import { backendMetricPropagation } from './backend-metrics';
 import { outlierDetection } from './outlier-detection';
-import { upstreamTls } from './security';
+import { upstreamTransport } from './security';
 import {
   DEFAULT_MAX_CONCURRENT_REQUESTS,
   type ClusterUpdate,
@@ -55,17 +56,18 @@ export function validateCluster(
   const outlier =
     od === null ? undefined : errors.field('outlier_detection', () => outlierDetection(od, errors));
   const socket = cluster.transportSocket;
-  const security =
+  const transport =
     socket === null
       ? undefined
       : errors.field('transport_socket', () =>
-          upstreamTls(socket, errors, context.certificateProviders),
+          upstreamTransport(socket, errors, context.certificateProviders),
         );
   const metadata =
     cluster.metadata === null
       ? undefined
       : errors.field('metadata', () => validateClusterMetadata(cluster.metadata!, errors));
   if (!errors.isEmpty || variant === undefined || lbPolicy === undefined) return undefined;
+  const propagation = backendMetricPropagation(cluster.lrsReportEndpointMetrics);
   return Object.freeze({
     name: cluster.name,
     ...variant,
@@ -73,9 +75,11 @@ export function validateCluster(
     maxConcurrentRequests: maxConcurrentRequests(cluster),
     lbPolicy,
     outlierDetection: outlier,
-    security,
+    security: transport?.security,
     overrideHostStatus: overrideHostStatus(cluster),
     ...(metadata ? { metadata } : {}),
+    ...(transport?.httpConnect ? { httpConnect: true } : {}),
+    ...(propagation ? { backendMetricPropagation: propagation } : {}),
   });
 }
 

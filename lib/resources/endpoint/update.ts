@@ -33,6 +33,12 @@ export interface LbEndpoint extends EndpointAddress {
    * where ring hash places the endpoint, instead of by its address.
    */
   readonly hashKey?: string;
+  /**
+   * gRFC A86: the HTTP CONNECT proxy to reach this endpoint through, from the endpoint's
+   * metadata or else its locality's (`envoy.http11_proxy_transport_socket.proxy_address`, an
+   * Address). Used only by a Cluster whose transport socket is Http11ProxyUpstreamTransport.
+   */
+  readonly proxyAddress?: EndpointAddress;
 }
 
 export interface LocalityEndpoints {

@@ -11,6 +11,7 @@ import type {
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
 import { endpointHashKey, FALL_BACK, fastLbEndpoint, HEALTH_STATUSES } from './endpoint-fast-path';
+import { hasProxyAddress, proxyAddress } from './proxy-address';
 import type {
   DropOverload,
   EndpointAddress,
@@ -111,8 +112,9 @@ function addLocality(
     subZone: proto.locality.subZone,
   });
   const before = errors.count;
+  const localityProxy = proxyAddress(proto.metadata, errors);
   const endpoints = errors.field('lb_endpoints', () =>
-    lbEndpoints(proto.lbEndpoints, seen, errors),
+    lbEndpoints(proto.lbEndpoints, seen, localityProxy, errors),
   );
   const key = JSON.stringify([locality.region, locality.zone, locality.subZone]);
   if (state.names.has(key)) {
@@ -130,14 +132,19 @@ function addLocality(
 function lbEndpoints(
   protos: readonly LbEndpointProto[],
   seen: Set<string>,
+  localityProxy: EndpointAddress | undefined,
   errors: ValidationErrors,
 ): readonly LbEndpoint[] {
   const endpoints: LbEndpoint[] = [];
   let totalWeight = 0;
   protos.forEach((proto, j) => {
-    let endpoint = fastLbEndpoint(proto, seen);
+    let endpoint = hasProxyAddress(proto.metadata) ? FALL_BACK : fastLbEndpoint(proto, seen);
     if (endpoint === FALL_BACK) endpoint = errors.index(j, () => lbEndpoint(proto, seen, errors));
     if (endpoint === undefined) return;
+    // A86: the locality's proxy for endpoints that name none of their own.
+    if (localityProxy && endpoint.proxyAddress === undefined) {
+      endpoint = Object.freeze({ ...endpoint, proxyAddress: localityProxy });
+    }
     endpoints.push(endpoint);
     totalWeight += endpoint.weight;
   });
@@ -166,6 +173,7 @@ function lbEndpoint(
     errors.addAt('endpoint', 'field not present');
     return undefined;
   }
+  const proxy = proxyAddress(proto.metadata, errors);
   return errors.field('endpoint', () => {
     const primary = errors.field('address', () => socketAddress(endpoint.address, seen, errors));
     const additional: EndpointAddress[] = [];
@@ -185,6 +193,7 @@ function lbEndpoint(
     if (additional.length > 0) result.additionalAddresses = Object.freeze(additional);
     const hashKey = endpointHashKey(proto);
     if (hashKey !== undefined) result.hashKey = hashKey;
+    if (proxy !== undefined) result.proxyAddress = proxy;
     return Object.freeze(result);
   });
 }

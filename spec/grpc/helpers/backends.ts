@@ -41,6 +41,9 @@ export interface LoadReport {
   readonly eps?: number;
   readonly applicationUtilization?: number;
   readonly cpuUtilization?: number;
+  readonly memUtilization?: number;
+  /** ORCA `named_metrics`. */
+  readonly named?: Readonly<Record<string, number>>;
 }
 
 export interface BackendOptions {
@@ -192,6 +195,12 @@ function recordLoad(
   }
   if (report.cpuUtilization !== undefined) {
     recorder.recordCPUUtilizationMetric(report.cpuUtilization);
+  }
+  if (report.memUtilization !== undefined) {
+    recorder.recordMemoryUtilizationMetric(report.memUtilization);
+  }
+  for (const [name, value] of Object.entries(report.named ?? {})) {
+    recorder.recordNamedMetric(name, value);
   }
 }
 

@@ -17,6 +17,7 @@ import { withHostname } from '../common/endpoint-hostname';
 import { withLocality } from '../common/locality-subchannel';
 import { normalizedWeights } from './endpoint-weights';
 import { healthStatusOf, OverrideHostConfig, withHealthStatus } from '../override-host/config';
+import { withHttpProxy } from '../../http-connect';
 import { LeastRequestConfig } from '../least-request/least-request';
 import { PickFirstWeightedConfig } from '../pick-first-weighted/pick-first-weighted';
 import {
@@ -86,6 +87,8 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       dropCategories: first?.dropCategories ?? [],
       lrsServer: mechanism.lrsServer,
       security: cluster.security,
+      backendMetrics: cluster.backendMetricPropagation,
+      httpConnect: cluster.httpConnect === true,
     },
     new OverrideHostConfig(cluster.overrideHostStatus, new PriorityConfig(children)),
   );
@@ -198,15 +201,19 @@ function socketAddress(e: { address: string; port: number }): experimental.Subch
 
 /**
  * An endpoint and its extra addresses (gRFC A61), in the order sent, each marked with the
- * endpoint's locality (load reports count RPCs per locality) and hostname (A81), and with what
- * ring_hash and the
- * weighted pick_first read: its A113 weight and its A76 hash key.
+ * endpoint's locality (load reports count RPCs per locality), hostname (A81) and A86 proxy
+ * (cluster_impl uses it if the cluster says so), and with what ring_hash and the weighted
+ * pick_first read: its A113 weight and its A76 hash key.
  */
 function endpointOf(e: LbEndpoint, locality: LocalityName, weight: number): RingHashEndpoint {
   const addresses = [socketAddress(e), ...(e.additionalAddresses ?? []).map(socketAddress)];
   const endpoint: RingHashEndpoint = {
     ...withHealthStatus(
-      { addresses: addresses.map((a) => withHostname(withLocality(a, locality), e.hostname)) },
+      {
+        addresses: addresses.map((a) =>
+          withHttpProxy(withHostname(withLocality(a, locality), e.hostname), e.proxyAddress),
+        ),
+      },
       e.healthStatus,
     ),
     xdsClientWeight: weight,

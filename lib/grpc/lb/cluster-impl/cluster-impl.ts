@@ -2,7 +2,8 @@
 // by the cluster's drop_overload categories and holds its in-flight RPCs to
 // max_concurrent_requests, with the process-wide counter of {cluster, EDS service name}. With
 // an lrs_server, it counts the cluster's load for LRS: per locality, calls issued, succeeded,
-// errored and in flight; drops by category and in total (circuit breaking in the total only).
+// errored and in flight; drops by category and in total (circuit breaking in the total only);
+// and the backend metrics the cluster's lrs_report_endpoint_metrics selects (A64, A85).
 
 import {
   connectivityState,
@@ -16,6 +17,7 @@ import type { ClusterLoad } from '../../../client/lrs/load-store';
 import { callCounter, type CallCounter } from '../../../clusters';
 import {
   DEFAULT_MAX_CONCURRENT_REQUESTS,
+  type BackendMetricPropagation,
   type UpstreamTlsConfig,
 } from '../../../resources/cluster';
 import type { DropOverload } from '../../../resources/endpoint';
@@ -29,6 +31,8 @@ import type { XdsConfig } from '../../xds-config';
 import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
 import { holdCountedCall, type CallCount } from '../common/call-slots';
 import { dropPick } from '../common/pick-results';
+import { withBackendMetrics } from './backend-metrics';
+import { throughHttpProxy } from '../../http-connect';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -41,6 +45,10 @@ export interface ClusterImplSettings {
   readonly lrsServer?: XdsServerConfig | undefined;
   /** The cluster's UpstreamTlsContext (gRFC A29): its subchannels carry it for the credentials. */
   readonly security?: UpstreamTlsConfig | undefined;
+  /** Which ORCA backend metrics the load reports carry (A85); undefined: none. */
+  readonly backendMetrics?: BackendMetricPropagation | undefined;
+  /** gRFC A86: endpoints that name an HTTP CONNECT proxy are reached through it. */
+  readonly httpConnect?: boolean | undefined;
 }
 
 export class ClusterImplConfig implements TypedConfig {
@@ -66,6 +74,8 @@ export class ClusterImplConfig implements TypedConfig {
         })),
         ...(s.lrsServer ? { lrs_load_reporting_server: s.lrsServer } : {}),
         ...(s.security ? { security: s.security } : {}),
+        ...(s.backendMetrics ? { backend_metric_propagation: s.backendMetrics } : {}),
+        ...(s.httpConnect ? { http_connect: true } : {}),
         child_policy: [this.child.toJsonObject()],
       },
     };
@@ -88,6 +98,10 @@ export class ClusterImplConfig implements TypedConfig {
     if (security !== undefined && !Array.isArray(security?.subjectAltNameMatchers)) {
       throw bad('security must be a validated UpstreamTlsContext (as a ClusterUpdate gives it)');
     }
+    const backendMetrics = o.backend_metric_propagation as BackendMetricPropagation | undefined;
+    if (backendMetrics !== undefined && !Array.isArray(backendMetrics?.namedMetrics)) {
+      throw bad('backend_metric_propagation must be as a ClusterUpdate gives it');
+    }
     return new ClusterImplConfig(
       {
         cluster: o.cluster,
@@ -102,6 +116,8 @@ export class ClusterImplConfig implements TypedConfig {
         })),
         lrsServer: lrs,
         security,
+        backendMetrics,
+        httpConnect: o.http_connect === true,
       },
       child,
     );
@@ -119,8 +135,13 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
     { state: connectivityState; picker: experimental.Picker; message: string | null } | undefined;
   /** Set while an update is applied: the child's reports wait for its end. */
   private updating = false;
-  /** What this cluster's subchannels carry (one object while the settings stay the same). */
-  private security: { readonly key: string; readonly option: SubchannelSecurity } | undefined;
+  /**
+   * What this cluster's subchannels are created with: the TLS option they carry (one object
+   * while the settings stay the same), and whether they CONNECT through endpoints' proxies.
+   */
+  private security:
+    | { readonly key: string; readonly option?: SubchannelSecurity; readonly httpConnect: boolean }
+    | undefined;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
     this.child = new experimental.ChildLoadBalancerHandler(
@@ -133,8 +154,11 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
         createSubchannel: (address, args) => {
           const option = this.security?.option;
           const withSecurity = option ? { ...args, ...securityOptions(option, address) } : args;
+          const target = this.security?.httpConnect
+            ? throughHttpProxy(address, withSecurity)
+            : { address, args: withSecurity };
           return new LocalitySubchannel(
-            helper.createSubchannel(address, withSecurity),
+            helper.createSubchannel(target.address, target.args),
             localityOf(address),
           );
         },
@@ -191,17 +215,19 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   }
 
   /**
-   * Keeps the subchannel option for the cluster's TLS settings. When they change, the child is
-   * rebuilt so that every connection is made again with the new settings (subchannels keep the
-   * connector they were created with).
+   * Keeps the subchannel option for the cluster's TLS settings, and whether subchannels go
+   * through HTTP CONNECT proxies (A86). When either changes, the child is rebuilt so that every
+   * connection is made again with the new settings (subchannels keep the connector and address
+   * they were created with).
    */
   private updateSecurity(settings: ClusterImplSettings, xds: XdsConfig | undefined): void {
     const tls = settings.security;
     const option = tls && subchannelSecurity(settings.cluster, tls, xds?.certificateProviders);
-    const key = option ? JSON.stringify(option) : undefined;
+    const httpConnect = settings.httpConnect === true;
+    const key = option || httpConnect ? JSON.stringify([option ?? null, httpConnect]) : undefined;
     if (key === this.security?.key) return;
     const hadSubchannels = this.childState !== undefined;
-    this.security = key && option ? { key, option } : undefined;
+    this.security = key ? { key, httpConnect, ...(option ? { option } : {}) } : undefined;
     if (hadSubchannels) this.child.destroy();
   }
 
@@ -275,6 +301,9 @@ class ClusterImplPicker implements experimental.Picker {
       );
     }
     const locality = load && (wrapper ? wrapper.loadIn(load) : load.locality(undefined));
-    return holdCountedCall(result, this.count, subchannel, locality);
+    const propagation = this.settings.backendMetrics;
+    const reported =
+      locality && propagation ? withBackendMetrics(result, locality, propagation) : result;
+    return holdCountedCall(reported, this.count, subchannel, locality);
   }
 }
