@@ -122,11 +122,15 @@ function makeClient(spec: ChannelSpec): grpc.Client {
 
 /**
  * One unary RPC that waits for the channel to be ready (gRPC's wait-for-ready), for at most
- * 10 s; resolves with the name of the backend that answered.
+ * 10 s; resolves with the name of the backend that answered and the `set-cookie` values of the
+ * response's headers.
  */
-function call(client: grpc.Client): Promise<Buffer> {
+function call(
+  client: grpc.Client,
+): Promise<{ readonly answer: Buffer; readonly setCookie: readonly string[] }> {
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(
+    let setCookie: string[] = [];
+    const rpc = client.makeUnaryRequest(
       ECHO_METHOD,
       identity,
       identity,
@@ -134,51 +138,81 @@ function call(client: grpc.Client): Promise<Buffer> {
       new grpc.Metadata({ waitForReady: true }),
       { deadline: Date.now() + 10_000 },
       (error, value) =>
-        error || !value ? reject(error ?? new Error('no answer')) : resolve(value),
+        error || !value
+          ? reject(error ?? new Error('no answer'))
+          : resolve({ answer: value, setCookie }),
     );
+    rpc.on('metadata', (headers: grpc.Metadata) => {
+      setCookie = headers.get('set-cookie').map(String);
+    });
   });
 }
 
-/** `total` RPCs with `concurrency` in flight; `answers` counts them per backend. */
+/**
+ * `total` RPCs with `concurrency` in flight; `answers` counts them per backend. With `cookie`,
+ * each RPC sends a copy of it (grpc-js may add to a call's metadata).
+ */
 function burst(
   client: grpc.Client,
   total: number,
   concurrency: number,
   answers: Map<string, number>,
+  cookie?: grpc.Metadata,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     let started = 0;
     let done = 0;
     let failed = false;
+    const answered = (error: grpc.ServiceError | null, value?: Buffer): void => {
+      if (failed) return;
+      if (error || !value) {
+        failed = true;
+        reject(error ?? new Error('no answer'));
+        return;
+      }
+      const name = value.toString();
+      answers.set(name, (answers.get(name) ?? 0) + 1);
+      if (++done === total) resolve();
+      else if (started < total) next();
+    };
     const next = (): void => {
       started++;
-      client.makeUnaryRequest(ECHO_METHOD, identity, identity, PAYLOAD, (error, value) => {
-        if (failed) return;
-        if (error || !value) {
-          failed = true;
-          reject(error ?? new Error('no answer'));
-          return;
-        }
-        const name = value.toString();
-        answers.set(name, (answers.get(name) ?? 0) + 1);
-        if (++done === total) resolve();
-        else if (started < total) next();
-      });
+      if (cookie) {
+        client.makeUnaryRequest(ECHO_METHOD, identity, identity, PAYLOAD, cookie.clone(), answered);
+      } else {
+        client.makeUnaryRequest(ECHO_METHOD, identity, identity, PAYLOAD, answered);
+      }
     };
     for (let i = 0; i < Math.min(concurrency, total); i++) next();
   });
 }
 
-/** The channel the batches run on, and the answers it got per backend. */
-let open: { readonly client: grpc.Client; readonly answers: Map<string, number> } | undefined;
+/** The channel the batches run on, the answers it got per backend, the session cookie sent. */
+let open:
+  | {
+      readonly client: grpc.Client;
+      readonly answers: Map<string, number>;
+      readonly cookie: grpc.Metadata | undefined;
+    }
+  | undefined;
+
+/** The `cookie` header that sends back the `name=value` of the first `set-cookie`. */
+function cookieOf(setCookie: readonly string[]): grpc.Metadata {
+  const first = setCookie[0];
+  if (first === undefined) throw new Error('session: the first RPC got no set-cookie');
+  const metadata = new grpc.Metadata();
+  metadata.set('cookie', first.split(';')[0]!);
+  return metadata;
+}
 
 async function openChannel(command: OpenCommand): Promise<void> {
   if (open) throw new Error('a channel is already open');
   const client = makeClient(command.channel);
-  open = { client, answers: new Map() };
   // The first RPC waits for the channel to be ready; the warm-up then runs the whole path.
-  await call(client);
-  await burst(client, command.warmup, command.concurrency, open.answers);
+  const { setCookie } = await call(client);
+  const cookie = command.session ? cookieOf(setCookie) : undefined;
+  open = { client, answers: new Map(), cookie };
+  await burst(client, command.warmup, command.concurrency, open.answers, cookie);
   send({ ev: 'ready' });
 }
 
@@ -186,7 +220,7 @@ async function batch(command: BatchCommand): Promise<void> {
   if (!open) throw new Error('no open channel');
   const cpu = process.cpuUsage();
   const start = performance.now();
-  await burst(open.client, command.rpcs, command.concurrency, open.answers);
+  await burst(open.client, command.rpcs, command.concurrency, open.answers, open.cookie);
   const ms = performance.now() - start;
   const used = process.cpuUsage(cpu);
   const cpuMs = (used.user + used.system) / 1000;
@@ -239,7 +273,7 @@ async function pushStart(command: PushStartCommand): Promise<void> {
   });
   state.loop = (async () => {
     while (!state.stopped) {
-      const answer = await call(client);
+      const { answer } = await call(client);
       const expecting = state.expecting;
       if (expecting && setOf(answer.toString()) === expecting.set) {
         state.expecting = undefined;

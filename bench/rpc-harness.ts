@@ -4,7 +4,14 @@
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ManagementServer, edsCluster, endpoints, listener, routeConfig } from '../lib/testing';
+import {
+  ManagementServer,
+  edsCluster,
+  endpoints,
+  listener,
+  routeConfig,
+  type JsonObject,
+} from '../lib/testing';
 import { ForkedClient } from './forked-client';
 import { ClientProcess } from './harness';
 import {
@@ -114,24 +121,72 @@ export class Backends {
 const ROUTE = `${XDS_SERVICE}-route`;
 const CLUSTER = `${XDS_SERVICE}-cluster`;
 
+/**
+ * What the served resources configure beyond routing (bench/suites/rpc-features.ts):
+ * `session`, the Listener's stateful session filter with a cookie (gRFC A55); `rewrite`, the
+ * route's `auto_host_rewrite` with an EDS hostname per endpoint, from a server the bootstrap
+ * trusts (gRFC A81).
+ */
+export type XdsFeature = 'session' | 'rewrite';
+
+const SESSION_URL =
+  'type.googleapis.com/envoy.extensions.filters.http.stateful_session.v3.StatefulSession';
+const COOKIE_URL =
+  'type.googleapis.com/envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState';
+
+/** The Listener, with the stateful session filter ahead of the router for `session`. */
+function benchListener(feature: XdsFeature | undefined): JsonObject {
+  const base = listener(XDS_SERVICE, ROUTE);
+  if (feature !== 'session') return base;
+  const hcm = (base['api_listener'] as { api_listener: JsonObject }).api_listener;
+  const session = {
+    name: 'session',
+    typed_config: {
+      '@type': SESSION_URL,
+      session_state: {
+        name: 'envoy.http.stateful_session.cookie',
+        typed_config: {
+          '@type': COOKIE_URL,
+          cookie: { name: 'bench-session', path: '/', ttl: '3600s' },
+        },
+      },
+    },
+  };
+  const filters = [session, ...(hcm['http_filters'] as JsonObject[])];
+  return { ...base, api_listener: { api_listener: { ...hcm, http_filters: filters } } };
+}
+
+/** The RouteConfiguration, its one route with `auto_host_rewrite` for `rewrite`. */
+function benchRoutes(feature: XdsFeature | undefined): JsonObject {
+  const base = routeConfig(ROUTE, { cluster: CLUSTER });
+  if (feature !== 'rewrite') return base;
+  const [host] = base['virtual_hosts'] as JsonObject[];
+  const route = { match: { prefix: '' }, route: { cluster: CLUSTER, auto_host_rewrite: true } };
+  return { ...base, virtual_hosts: [{ ...host, routes: [route] }] };
+}
+
 /** A management server serving `xds:///bench-rpc`: one route, one EDS cluster, one locality. */
 export class XdsServer {
   private constructor(
     readonly server: ManagementServer,
     /** The bootstrap JSON text for a client of this server. */
     readonly bootstrap: string,
+    private readonly feature: XdsFeature | undefined,
   ) {}
 
-  static async start(addresses: readonly string[]): Promise<XdsServer> {
+  static async start(addresses: readonly string[], feature?: XdsFeature): Promise<XdsServer> {
     const server = await ManagementServer.start();
-    server.setResources('listener', [listener(XDS_SERVICE, ROUTE)]);
-    server.setResources('route', [routeConfig(ROUTE, { cluster: CLUSTER })]);
+    server.setResources('listener', [benchListener(feature)]);
+    server.setResources('route', [benchRoutes(feature)]);
     server.setResources('cluster', [edsCluster(CLUSTER)]);
-    const bootstrap = server.bootstrap({ nodeId: 'bench-rpc' });
+    // gRFC A81: the client rewrites the authority only for routes from a trusted server.
+    const trusted = feature === 'rewrite' ? { serverFeatures: ['trusted_xds_server'] } : {};
+    const bootstrap = server.bootstrap({ nodeId: 'bench-rpc', ...trusted });
     const xds = new XdsServer(
       server,
       // @grpc/grpc-js-xds's bootstrap validation insists on a locality.
       JSON.stringify({ ...bootstrap, node: { ...bootstrap.node, locality: {} } }),
+      feature,
     );
     xds.moveTo(addresses);
     return xds;
@@ -139,7 +194,15 @@ export class XdsServer {
 
   /** Serves (and pushes to every subscribed client) the cluster's endpoints at `addresses`. */
   moveTo(addresses: readonly string[]): void {
-    this.server.setResources('endpoint', [endpoints(CLUSTER, [{ addresses }])]);
+    const assignment = endpoints(CLUSTER, [{ addresses }]);
+    if (this.feature === 'rewrite') {
+      // Each endpoint's EDS hostname, which auto_host_rewrite sends as the RPC's :authority.
+      const [locality] = assignment['endpoints'] as { lb_endpoints: JsonObject[] }[];
+      locality!.lb_endpoints.forEach((lb, i) => {
+        (lb['endpoint'] as JsonObject)['hostname'] = `backend-${i}.bench.test`;
+      });
+    }
+    this.server.setResources('endpoint', [assignment]);
   }
 
   close(): Promise<void> {

@@ -38,6 +38,11 @@ export interface OpenCommand {
   readonly channel: ChannelSpec;
   readonly warmup: number;
   readonly concurrency: number;
+  /**
+   * Stateful session affinity (gRFC A55): every RPC after the first sends back, as a `cookie`
+   * header, the session cookie the first RPC's response set, as a client keeping a session does.
+   */
+  readonly session?: boolean;
 }
 
 /** One timed batch of `rpcs` RPCs on the open channel, `concurrency` in flight (`batch`). */

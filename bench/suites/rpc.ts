@@ -5,10 +5,13 @@
 //   rpc-throughput  a fixed number of RPCs, bounded concurrency, after a warm-up
 //   rpc-first       channel creation → first answered RPC
 //   rpc-push        a management server push (new endpoints) → first RPC answered by them
+//   rpc-throughput-session, rpc-throughput-rewrite  rpc-throughput with a routing feature
+//                   configured, beside the plain path (bench/suites/rpc-features.ts)
 import { median, type Results } from '../stats';
 import { Backends, RpcProcess, XdsServer } from '../rpc-harness';
 import { absoluteNow, type ChannelSpec, type Impl } from '../rpc-protocol';
 import type { Context, Suite } from '../suite';
+import { REWRITE, SESSION, featureThroughput } from './rpc-features';
 
 export interface RpcConfig {
   /**
@@ -80,7 +83,7 @@ export function rpcTitles(rpc: RpcConfig) {
   };
 }
 
-/** Backend sets: 0 for throughput, 1–3 for rpc-first, from 10 on for the pushes. */
+/** Backend sets: 0 for throughput, 1–3 for rpc-first, 4 for rpc-features.ts, from 10 on for the pushes. */
 const SET = { throughput: 0, cold: 1, warmup: 2, warm: 3, push: 10 } as const;
 
 /**
@@ -99,13 +102,15 @@ function spec(
   return { kind: 'xds', bootstrap: server.bootstrap };
 }
 
-/** The three RPC workloads, sharing the backends and management servers they start. */
+/** The RPC workloads, sharing the backends and management servers they start. */
 export function rpcSuite(): Suite {
   return {
     workloads: [
       { id: THROUGHPUT, description: 'unary RPCs through xds: vs grpc-js-xds vs plain grpc-js' },
       { id: FIRST, description: 'xds: channel creation → first answered RPC' },
       { id: PUSH, description: 'EDS push → first RPC answered by the new endpoints' },
+      { id: SESSION, description: 'rpc-throughput (ours) with stateful session affinity' },
+      { id: REWRITE, description: 'rpc-throughput (ours) with authority rewriting' },
     ],
     async run(ctx, wanted) {
       const backends = new Backends();
@@ -119,6 +124,8 @@ export function rpcSuite(): Suite {
         if (wanted(THROUGHPUT)) await throughput(ctx, backends, serve);
         if (wanted(FIRST)) await first(ctx, backends, serve);
         if (wanted(PUSH)) await push(ctx, backends, serve);
+        if (wanted(SESSION)) await featureThroughput(ctx, backends, SESSION, 'session');
+        if (wanted(REWRITE)) await featureThroughput(ctx, backends, REWRITE, 'rewrite');
       } finally {
         await Promise.all(servers.map((server) => server.close()));
         backends.close();
