@@ -6,12 +6,12 @@
 import { Metadata, experimental, type StatusObject } from '@grpc/grpc-js';
 import type { HttpConnectionManagerConfig } from '../resources/listener';
 import { PassThroughFilter } from './pass-through-filter';
+import { mostSpecificOverride, overrideLevels } from './filter-overrides';
 import {
   grpcCodeForHttpStatus,
   sanitizeGrpcCode,
   type FaultInjectionConfig,
   type FaultPercentage,
-  type FilterOverrides,
   type Route,
   type VirtualHost,
 } from '../resources/route-config';
@@ -176,31 +176,14 @@ export class FaultInjection {
   }
 
   private build(route: Route, cluster: string): readonly FilterFactory[] {
-    const action = route.action;
-    const weighted =
-      action.type === 'weighted_clusters'
-        ? action.clusters.find((c) => c.name === cluster)?.typedPerFilterConfig
-        : undefined;
-    const levels = [weighted, route.typedPerFilterConfig, this.virtualHost.typedPerFilterConfig];
+    const levels = overrideLevels(route, cluster, this.virtualHost);
     const factories: FilterFactory[] = [];
     for (const filter of this.filters) {
-      const config = mostSpecific(filter.name, levels) ?? filter.config;
+      const config = mostSpecificOverride(filter.name, levels, (o) => o.fault) ?? filter.config;
       if (injectsSomething(config)) factories.push(new FaultFilterFactory(config, this.random));
     }
     return factories;
   }
-}
-
-/** A39: the first level (most specific first) with a fault override for `name`. */
-function mostSpecific(
-  name: string,
-  levels: readonly (FilterOverrides | undefined)[],
-): FaultInjectionConfig | undefined {
-  for (const level of levels) {
-    const fault = level?.get(name)?.fault;
-    if (fault) return fault;
-  }
-  return undefined;
 }
 
 function injectsSomething(config: FaultInjectionConfig): boolean {

@@ -11,9 +11,11 @@
 
 import { experimental, type Metadata, type StatusObject } from '@grpc/grpc-js';
 import type { HttpConnectionManagerConfig } from '../../resources/listener';
-import type { FilterOverrides, Route, VirtualHost } from '../../resources/route-config';
-import type { SessionCookie, StatefulSessionConfig } from '../../resources/stateful-session';
+import type { Route, VirtualHost } from '../../resources/route-config';
+import type { SessionCookie } from '../../resources/stateful-session';
+import { mostSpecificOverride, overrideLevels } from '../filter-overrides';
 import { PICK_OVERRIDE_HOST } from '../names';
+import { PassThroughFilter } from '../pass-through-filter';
 import { pathMatches, readSessionCookie, setCookieValue } from './cookie';
 import { SESSION_CALL, type SessionCall } from './session-call';
 
@@ -71,30 +73,13 @@ export class StatefulSessions {
     let byCluster = this.cache.get(route);
     if (!byCluster) this.cache.set(route, (byCluster = new Map()));
     if (byCluster.has(cluster)) return byCluster.get(cluster);
-    const action = route.action;
-    const weighted =
-      action.type === 'weighted_clusters'
-        ? action.clusters.find((c) => c.name === cluster)?.typedPerFilterConfig
-        : undefined;
-    const levels = [weighted, route.typedPerFilterConfig, this.virtualHost.typedPerFilterConfig];
+    const levels = overrideLevels(route, cluster, this.virtualHost);
     // An override that disables the filter has no cookie: it wins all the same.
-    const override = mostSpecific(this.name, levels);
+    const override = mostSpecificOverride(this.name, levels, (o) => o.statefulSession);
     const cookie = override ? override.cookie : this.cookie;
     byCluster.set(cluster, cookie);
     return cookie;
   }
-}
-
-/** A39: the first level (most specific first) with an override for `name`. */
-function mostSpecific(
-  name: string,
-  levels: readonly (FilterOverrides | undefined)[],
-): StatefulSessionConfig | undefined {
-  for (const level of levels) {
-    const session = level?.get(name)?.statefulSession;
-    if (session) return session;
-  }
-  return undefined;
 }
 
 function routeHasCluster(route: Route, cluster: string): boolean {
@@ -109,7 +94,10 @@ function routeHasCluster(route: Route, cluster: string): boolean {
  * which the override_host picker tells where the RPC went; as the RPC's filter, it then sets
  * the cookie on the response (on the trailers of a trailers-only response).
  */
-export class RpcSession implements SessionCall, Filter, experimental.FilterFactory<Filter> {
+export class RpcSession
+  extends PassThroughFilter
+  implements SessionCall, experimental.FilterFactory<Filter>
+{
   private pickedAddresses: string | undefined;
   private headersSeen = false;
 
@@ -120,7 +108,9 @@ export class RpcSession implements SessionCall, Filter, experimental.FilterFacto
     private readonly cookieCluster: string,
     /** The cluster the RPC goes to. */
     readonly cluster: string,
-  ) {}
+  ) {
+    super();
+  }
 
   /** `base` with the session's keys added. */
   pickInformation(base: PickInfo): PickInfo {
@@ -138,27 +128,15 @@ export class RpcSession implements SessionCall, Filter, experimental.FilterFacto
     return this;
   }
 
-  receiveMetadata(metadata: Metadata): Metadata {
+  override receiveMetadata(metadata: Metadata): Metadata {
     this.headersSeen = true;
     this.addCookie(metadata);
     return metadata;
   }
 
-  receiveTrailers(status: StatusObject): StatusObject {
+  override receiveTrailers(status: StatusObject): StatusObject {
     if (!this.headersSeen) this.addCookie(status.metadata);
     return status;
-  }
-
-  sendMetadata(metadata: Parameters<Filter['sendMetadata']>[0]) {
-    return metadata;
-  }
-
-  sendMessage(message: Parameters<Filter['sendMessage']>[0]) {
-    return message;
-  }
-
-  receiveMessage(message: Parameters<Filter['receiveMessage']>[0]) {
-    return message;
   }
 
   /** A55: a cookie when the RPC went elsewhere than its cookie said (A60: or to another cluster). */
