@@ -175,6 +175,14 @@ describe('jwt_token_file call credentials (gRFC A97)', () => {
     assert.match(error.message, /UNAUTHENTICATED/);
   });
 
+  it('a97 a token past its exp fails the stream unauthenticated and is not sent', async () => {
+    const { server, file, watcher } = await watchWithToken(jwt(expIn(-60_000)));
+    const { error } = await watcher.next('error');
+    assert.ok(error.message.includes(`${FIELD}: the token in "${file}" expired at`), error.message);
+    assert.match(error.message, /UNAUTHENTICATED/);
+    assert.equal(server.streamsOpened, 0, 'no stream reached the server');
+  });
+
   it('a97 never sends the token over an insecure channel', async () => {
     const server = await ManagementServer.start();
     cleanup.push(() => server.close());

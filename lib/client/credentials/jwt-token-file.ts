@@ -64,7 +64,7 @@ export class JwtTokenFile {
   /** One read at a time; every caller of the meantime gets its outcome. */
   private read(): Promise<string> {
     if (this.reading) return this.reading;
-    const reading = readToken(this.config).then(
+    const reading = readToken(this.config, this.now()).then(
       (token) => {
         this.cached = token;
         this.failure = undefined;
@@ -85,7 +85,7 @@ export class JwtTokenFile {
   }
 }
 
-async function readToken(config: CallCredsConfig): Promise<CachedToken> {
+async function readToken(config: CallCredsConfig, now: number): Promise<CachedToken> {
   const where = `${config.field}.config.jwt_token_file`;
   let text: string;
   try {
@@ -103,6 +103,15 @@ async function readToken(config: CallCredsConfig): Promise<CachedToken> {
     throw statusError(
       status.UNAUTHENTICATED,
       `${where}: "${config.jwtTokenFile}" does not hold a JWT with a numeric exp claim`,
+    );
+  }
+  // A token already past its exp is a failed read: the server would refuse it, and as a cache
+  // entry it would be sent and the file read again by every call, without a failure's backoff.
+  // One inside the margin is still used, until the next stream re-reads the file.
+  if (exp * 1000 <= now) {
+    throw statusError(
+      status.UNAUTHENTICATED,
+      `${where}: the token in "${config.jwtTokenFile}" expired at ${new Date(exp * 1000).toISOString()}`,
     );
   }
   return { header: `Bearer ${token}`, expiresAt: exp * 1000 - JWT_EXPIRY_MARGIN_MS };
