@@ -142,6 +142,9 @@ function parseFileWatcher(
       );
     } else if (ms <= 0) {
       errs.addAt('refresh_interval', 'must be positive');
+    } else if (ms < 1) {
+      // Node runs a shorter timer every millisecond: the files would be read 1,000 times a second.
+      errs.addAt('refresh_interval', `must be at least 1ms (got ${JSON.stringify(interval)})`);
     } else {
       refreshIntervalMs = ms;
     }

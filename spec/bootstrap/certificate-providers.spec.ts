@@ -139,6 +139,16 @@ describe('bootstrap certificate_providers (gRFC A29)', () => {
       },
       'certificate_providers["a"].config.refresh_interval: must be positive',
     ],
+    [
+      'a refresh_interval under a millisecond',
+      {
+        a: {
+          plugin_name: 'file_watcher',
+          config: { ca_certificate_file: '/ca', refresh_interval: '0.0001s' },
+        },
+      },
+      'certificate_providers["a"].config.refresh_interval: must be at least 1ms (got "0.0001s")',
+    ],
   ];
   for (const [what, value, message] of cases) {
     it(`refuses ${what}`, () => assert.equal(errorOf(value), message));
