@@ -16,6 +16,7 @@ import {
 import { leaseClient, type ClientLease } from '../client-pool';
 import { percentEncodePath } from '../listener-name';
 import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from '../names';
+import { errorReason } from '../../errors';
 import { logError } from '../../trace';
 import { BoundPort, type PortOwner, type ServingStatus } from './bound-port';
 import type { Injector } from './chain-injectors';
@@ -84,7 +85,7 @@ export class XdsServer extends Server {
         '',
       );
     } catch (e) {
-      return fail(e instanceof Error ? e.message : String(e));
+      return fail(errorReason(e));
     }
     const template = lease.client.bootstrap.serverListenerResourceNameTemplate;
     if (template === undefined) {
@@ -104,8 +105,16 @@ export class XdsServer extends Server {
       const hostPort = formatHostPort(parsed.host, actual);
       const id = template.startsWith('xdstp:') ? percentEncodePath(hostPort) : hostPort;
       const bound = new BoundPort(this.portOwner, hostPort, parsed.host, actual, tcp, creds, lease);
+      try {
+        // Watching checks the name: one the template makes invalid (too long, say) throws here,
+        // in a listen callback, where nothing may escape into the event loop.
+        bound.start(template.replaceAll('%s', id));
+      } catch (e) {
+        bound.close();
+        callback(new Error(`XdsServer ${port}: ${errorReason(e)}`), 0);
+        return;
+      }
       this.ports.add(bound);
-      bound.start(template.replaceAll('%s', id));
       callback(null, actual);
     });
   }

@@ -194,3 +194,26 @@ describe('XdsServer (gRFC A36)', () => {
     assert.equal(await call(client), 'served');
   });
 });
+
+describe('e2e: XdsServer port binding', () => {
+  it('a listener name the template makes invalid fails the bind and releases everything', async () => {
+    const management = await ManagementServer.start();
+    try {
+      // Over the 16 KiB a resource name may have: the watch refuses it inside listen's callback.
+      const template = `${'x'.repeat(17 * 1024)}/%s`;
+      const server = new XdsServer({
+        [BOOTSTRAP_OPTION]: JSON.stringify(
+          management.bootstrap({ serverListenerResourceNameTemplate: template }),
+        ),
+      });
+      const error = await new Promise<Error | null>((resolve) =>
+        server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e) => resolve(e)),
+      );
+      assert.match(String(error?.message), /resource name is \d+ bytes long/);
+      assert.equal(openClientCount(), 0, 'the XdsServer released its XdsClient');
+      server.forceShutdown();
+    } finally {
+      await management.close();
+    }
+  });
+});
