@@ -8,6 +8,8 @@ import {
   type AuditLogger,
 } from '../../resources/rbac/audit-loggers';
 import type { RbacAudit } from '../../resources/rbac/update';
+import { errorReason } from '../../errors';
+import { logError } from '../../trace';
 
 /** A59's built-in logger: one JSON line per event on stdout, timestamped when logged. */
 const stdoutLogger: AuditLogger = {
@@ -33,7 +35,16 @@ function loggersOf(audit: RbacAudit): readonly AuditLogger[] {
   if (!loggers) {
     loggers = audit.loggers.flatMap(({ name, config }) => {
       const factory = auditLoggerFactory(name);
-      if (factory) return [factory.build(config)];
+      if (factory) {
+        // A59: a logger cannot affect the RPC, not even one that fails to be built. Not built
+        // means not logged to: said once, as the list is kept for this config.
+        try {
+          return [factory.build(config)];
+        } catch (e) {
+          logError(`RBAC audit logger ${name} could not be built: ${errorReason(e)}`);
+          return [];
+        }
+      }
       return name === STDOUT_AUDIT_LOGGER ? [stdoutLogger] : [];
     });
     built.set(audit, loggers);

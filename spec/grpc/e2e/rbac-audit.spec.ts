@@ -36,6 +36,15 @@ registerAuditLoggerFactory({
   build: (tag: string) => ({ log: (event) => recorded.push({ ...event, tag }) }),
 });
 
+const UNBUILDABLE = 'test.audit.Unbuildable';
+registerAuditLoggerFactory({
+  name: UNBUILDABLE,
+  parseConfig: () => undefined,
+  build: () => {
+    throw new Error('this logger cannot be built');
+  },
+});
+
 /** A logger config for the recording logger, or for a type nobody registered. */
 function logger(type: string, tag: string, isOptional = false): JsonObject {
   return {
@@ -224,6 +233,20 @@ describe('XdsServer RBAC audit logging (gRFC A59)', () => {
       /typed_config\.rules\.audit_logging_options\.logger_configs\[0\]\.audit_logger\.typed_config: unsupported audit logger type spec\.Nobody/,
     );
     assert.deepEqual(await allowedThenDenied(), [`good ${OTHER_PATH} denied`]);
+  });
+
+  it('a logger whose factory throws when built affects no RPC and the others still log', async () => {
+    await serve(
+      'unbuildable',
+      audited('unbuildable', 'ON_DENY_AND_ALLOW', [
+        logger(UNBUILDABLE, 'broken'),
+        logger(RECORDER, 'a'),
+      ]),
+    );
+    assert.deepEqual(await allowedThenDenied(), [
+      `a ${ECHO_PATH} allowed`,
+      `a ${OTHER_PATH} denied`,
+    ]);
   });
 
   it('skips an optional logger of a type nobody registered and logs to the others', async () => {
