@@ -118,6 +118,12 @@ function fetchIdentityToken(audience: string): Promise<CachedToken> {
             reject(failure(status.UNAUTHENTICATED, `GCP ID token from ${url} has no valid exp`));
             return;
           }
+          // Past its exp, a token is a failed fetch (with its backoff), not one to cache: every
+          // RPC would send it and fetch again.
+          if (exp * 1000 <= Date.now()) {
+            reject(failure(status.UNAUTHENTICATED, `GCP ID token from ${url} has expired`));
+            return;
+          }
           resolve({ token: body, expiresAt: exp * 1000 - EXPIRY_MARGIN_MS });
         });
       },
