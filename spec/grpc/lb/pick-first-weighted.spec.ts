@@ -91,4 +91,14 @@ describe('pick_first weighted shuffling (A113)', () => {
     ]);
     assert.deepStrictEqual(weights, [[], [ONE / 2, ONE / 2]]);
   });
+
+  it('takes shares among the endpoints that take traffic, not the draining ones', () => {
+    const draining = { ...endpoint(1), healthStatus: 'DRAINING' } as LbEndpoint;
+    const weights = normalizedWeights([
+      { weight: 1, endpoints: [draining] },
+      { weight: 1, endpoints: [endpoint(1), draining] },
+    ]);
+    // The first locality takes nothing, so the second has it all, and its one live endpoint too.
+    assert.deepStrictEqual(weights, [[1], [ONE, 1]]);
+  });
 });

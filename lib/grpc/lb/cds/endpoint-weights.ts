@@ -21,25 +21,31 @@ function product(a: bigint, b: bigint): number {
 
 export interface WeightedLocality {
   readonly weight: number;
-  /** The endpoints that take traffic (the weights are shares among these). */
+  /** The usable endpoints; the weights are shares among those that take new traffic. */
   readonly endpoints: readonly LbEndpoint[];
 }
 
 /**
+ * A DRAINING endpoint (kept for the sessions of A55) takes no new traffic: override_host keeps
+ * it from the policies that weigh endpoints, so it counts in no share.
+ */
+const takesTraffic = (e: LbEndpoint) => e.healthStatus !== 'DRAINING';
+
+/**
  * Each endpoint's A113 weight, locality by locality in order. Shares are taken among the
- * endpoints given (the usable ones), so a locality's share is not lowered by endpoints that
- * cannot take traffic.
+ * endpoints that take traffic, so a locality's share is not lowered by endpoints that cannot;
+ * the others weigh 1 (no policy that weighs endpoints sees them).
  */
 export function normalizedWeights(localities: readonly WeightedLocality[]): number[][] {
   let localitySum = 0;
-  for (const l of localities) if (l.endpoints.length > 0) localitySum += l.weight;
+  for (const l of localities) if (l.endpoints.some(takesTraffic)) localitySum += l.weight;
   return localities.map((l) => {
-    if (l.endpoints.length === 0 || localitySum === 0) return l.endpoints.map(() => 1);
-    const localityShare = fraction(l.weight, localitySum);
     let endpointSum = 0;
-    for (const e of l.endpoints) endpointSum += e.weight;
+    for (const e of l.endpoints) if (takesTraffic(e)) endpointSum += e.weight;
+    if (endpointSum === 0 || localitySum === 0) return l.endpoints.map(() => 1);
+    const localityShare = fraction(l.weight, localitySum);
     return l.endpoints.map((e) =>
-      endpointSum === 0 ? 1 : product(localityShare, fraction(e.weight, endpointSum)),
+      takesTraffic(e) ? product(localityShare, fraction(e.weight, endpointSum)) : 1,
     );
   });
 }
