@@ -138,6 +138,7 @@ describe('error messages name the xDS node id once: watchers and LB configs', ()
 
   it('an LB config error names its policy once', () => {
     register();
+    let checked = 0;
     for (const name of Object.values(POLICY)) {
       let message = '';
       try {
@@ -148,7 +149,9 @@ describe('error messages name the xDS node id once: watchers and LB configs', ()
       if (message === '') continue; // a policy with nothing to configure
       const short = name.replace('xds_client.', '');
       assert.equal(message.split(short).length - 1, 1, `${name} named once in: ${message}`);
+      checked++;
     }
+    assert.ok(checked >= 5, `only ${checked} policies refused a config that is not an object`);
   });
 });
 
