@@ -67,8 +67,3 @@ export class ValidationErrors {
     return this.errors.slice();
   }
 }
-
-/** The message of a thrown value, for an error that quotes its cause (`can't parse X: …`). */
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

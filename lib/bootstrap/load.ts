@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import { XdsError, formatFieldErrors, type FieldError, type XdsErrorOptions } from '../errors';
-import { ValidationErrors, errorText } from '../validation-errors';
+import { ValidationErrors } from '../validation-errors';
+import { errorReason } from '../errors';
 import { parseCertificateProviders } from './certificates';
 import type {
   AuthorityConfig,
@@ -79,7 +80,7 @@ function readBootstrapFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw bootstrapError(`${BOOTSTRAP_FILE_ENV} file ${path}: cannot read: ${errorText(err)}`, {
+    throw bootstrapError(`${BOOTSTRAP_FILE_ENV} file ${path}: cannot read: ${errorReason(err)}`, {
       cause: err,
     });
   }
@@ -90,7 +91,7 @@ function parseJson(text: string, source: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw bootstrapError(`${source}: invalid JSON: ${errorText(err)}`, { cause: err });
+    throw bootstrapError(`${source}: invalid JSON: ${errorReason(err)}`, { cause: err });
   }
 }
 

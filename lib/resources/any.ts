@@ -2,7 +2,8 @@
 // already matched by type URL, recording a malformed payload as an error at the current path.
 import { TYPE_URL_PREFIX, messageCodec } from '../codec';
 import type { Any, Messages } from '../generated/protos';
-import { errorText, type ValidationErrors } from '../validation-errors';
+import { type ValidationErrors } from '../validation-errors';
+import { errorReason } from '../errors';
 
 /** `type.googleapis.com/<fullName>`, the only URL form gRPC's xDS parsers match. */
 export function typeUrlOf(fullName: keyof Messages): string {
@@ -43,7 +44,7 @@ function decodeOrRecord<K extends keyof Messages>(
     return messageCodec(fullName).decode(bytes);
   } catch (e) {
     const name = fullName.slice(fullName.lastIndexOf('.') + 1);
-    errors.add(withReason ? `can't parse ${name}: ${errorText(e)}` : `can't parse ${name}`);
+    errors.add(withReason ? `can't parse ${name}: ${errorReason(e)}` : `can't parse ${name}`);
     return undefined;
   }
 }

@@ -7,7 +7,8 @@ import {
   type RBAC_AuditLoggingOptions as AuditOptionsProto,
   type RBAC_AuditLoggingOptions_AuditLoggerConfig as LoggerConfigProto,
 } from '../../generated/protos';
-import { errorText, type ValidationErrors } from '../../validation-errors';
+import { type ValidationErrors } from '../../validation-errors';
+import { errorReason } from '../../errors';
 import { decodeAnyValue } from '../any';
 import { EMPTY_CONFIG, structToJson } from '../struct';
 import { auditLoggerFactory, STDOUT_AUDIT_LOGGER } from './audit-loggers';
@@ -80,7 +81,7 @@ function validateLoggerConfig(
         return Object.freeze({ name, config: factory.parseConfig(json) });
       } catch (e) {
         // A59: `is_optional` excuses only an unsupported type, not a bad config.
-        errors.addAt('value', `invalid config for audit logger ${name}: ${errorText(e)}`);
+        errors.addAt('value', `invalid config for audit logger ${name}: ${errorReason(e)}`);
         return undefined;
       }
     }),

@@ -3,7 +3,8 @@
 // table for `http_filters`, so the two agree on what a filter type is.
 import { messageCodec, TYPE_URL_PREFIX, typeNameOfUrl } from '../../codec';
 import type { Any } from '../../generated/protos';
-import { errorText, type ValidationErrors } from '../../validation-errors';
+import { type ValidationErrors } from '../../validation-errors';
+import { errorReason } from '../../errors';
 import { decodeMessage } from '../any';
 import { RBAC_FILTER_TYPE, RBAC_PER_ROUTE_TYPE, validateRbacPerRoute } from '../rbac/validate';
 import {
@@ -103,7 +104,7 @@ export function extractFilterExtension(
     );
     inner = typeNameOfUrl(codec.decode(any.value).typeUrl);
   } catch (e) {
-    errors.add(`can't parse ${outer}: ${errorText(e)}`);
+    errors.add(`can't parse ${outer}: ${errorReason(e)}`);
     return undefined;
   }
   if (inner === '') {
