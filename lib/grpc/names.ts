@@ -93,3 +93,10 @@ export const PICK_OVERRIDE_HOST = 'xds_client.override_host';
  * cluster's larger minimum or maximum ring size is lowered to it. The name is gRPC's own.
  */
 export const RING_SIZE_CAP_OPTION = 'grpc.lb.ring_hash.ring_size_cap';
+
+/**
+ * Subchannel option cluster_impl sets for a Cluster whose transport socket is the HTTP/1.1 proxy
+ * (gRFC A86): the root policy then connects to the endpoint through its marked proxy. The swap
+ * happens at the root, above grpc-js's outlier_detection, which knows endpoints by address.
+ */
+export const HTTP_CONNECT_OPTION = 'xds_client.http_connect';

@@ -105,6 +105,25 @@ describe('e2e: HTTP CONNECT configured by xDS (A86)', () => {
     assert.deepEqual(new Set(proxy!.connects), new Set([a]), 'only a, by its own address');
   });
 
+  it('a cluster with outlier detection reaches its proxied endpoints too', async () => {
+    // grpc-js's outlier_detection, above cluster_impl, knows endpoints by their own address: the
+    // proxy's address must not reach it in their place.
+    const [proxy] = proxies;
+    const [a, b] = env.addresses('a', 'b');
+    env.serve({
+      clusters: [
+        {
+          ...edsCluster('echo'),
+          transport_socket: http11ProxySocket(),
+          outlier_detection: { interval: '10s', base_ejection_time: '30s' },
+        },
+      ],
+      endpoints: [assignment([a!, b!], [proxy, undefined])],
+    });
+    await sendUntilAllAnswer(env.client(), ['a', 'b']);
+    assert.deepEqual(new Set(proxy!.connects), new Set([a]), 'a, through the proxy');
+  });
+
   it("the locality's proxy serves endpoints that name none; an endpoint's own proxy wins", async () => {
     const [localityProxy, endpointProxy] = proxies;
     const [a, b] = env.addresses('a', 'b');

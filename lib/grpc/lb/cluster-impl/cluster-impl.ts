@@ -26,13 +26,12 @@ import {
   subchannelSecurity,
   type SubchannelSecurity,
 } from '../../certificates/security';
-import { POLICY, XDS_CONFIG_ATTRIBUTE } from '../../names';
+import { HTTP_CONNECT_OPTION, POLICY, XDS_CONFIG_ATTRIBUTE } from '../../names';
 import type { XdsConfig } from '../../xds-config';
 import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
 import { holdCountedCall, type CallCount } from '../common/call-slots';
 import { dropPick } from '../common/pick-results';
 import { withBackendMetrics } from './backend-metrics';
-import { throughHttpProxy } from '../../http-connect';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -154,11 +153,12 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
         createSubchannel: (address, args) => {
           const option = this.security?.option;
           const withSecurity = option ? { ...args, ...securityOptions(option, address) } : args;
-          const target = this.security?.httpConnect
-            ? throughHttpProxy(address, withSecurity)
-            : { address, args: withSecurity };
+          // A86: the root swaps in the proxy's address (see names.ts's HTTP_CONNECT_OPTION).
+          const withProxy = this.security?.httpConnect
+            ? { ...withSecurity, [HTTP_CONNECT_OPTION]: 1 }
+            : withSecurity;
           return new LocalitySubchannel(
-            helper.createSubchannel(target.address, target.args),
+            helper.createSubchannel(address, withProxy),
             localityOf(address),
           );
         },

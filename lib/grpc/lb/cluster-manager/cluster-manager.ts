@@ -11,6 +11,7 @@ import {
 import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, POLICY } from '../../names';
 import { aggregateState } from '../common/aggregate-state';
 import { rewriteAuthority, withHostnameOf } from '../common/authority-rewrite';
+import { throughHttpProxy } from '../../http-connect';
 import { dropPick } from '../common/pick-results';
 
 type Endpoint = experimental.Endpoint;
@@ -103,9 +104,12 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
         child.picker = picker;
         if (!this.updating) this.report();
       },
-      // A81: subchannels of endpoints with a hostname are marked here, at the root.
-      createSubchannel: (address, args) =>
-        withHostnameOf(this.helper.createSubchannel(address, args), address),
+      // At the root, above grpc-js's outlier_detection (which knows endpoints by address): A81's
+      // mark for endpoints with a hostname, and A86's proxy in place of the endpoint's address.
+      createSubchannel: (address, args) => {
+        const target = throughHttpProxy(address, args);
+        return withHostnameOf(this.helper.createSubchannel(target.address, target.args), address);
+      },
     });
     child = {
       state: connectivityState.IDLE,
