@@ -136,6 +136,8 @@ class OverrideHostPicker implements Picker {
       const entry = this.map.get(address);
       const subchannel = entry?.subchannel;
       if (!entry || !subchannel || !this.map.overridable(entry)) continue;
+      // Ejected by outlier detection (grpc-js ejects through health): not usable (A55).
+      if (!subchannel.isHealthy()) continue;
       switch (subchannel.state) {
         case connectivityState.READY:
           session?.picked(entry.addresses);
