@@ -2,6 +2,8 @@
 // clients for `xds:///service` targets as usual. Everything exported here is public and
 // documented in docs/grpc.md.
 export { register } from './register';
+export type { OptionalLabel, TelemetryOptions } from './telemetry/options';
+export { grpcTraceBinPropagator } from './telemetry/grpc-trace-bin';
 export { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
 export { RING_SIZE_CAP_OPTION } from './names';
 export { XdsServer, type ServingStatus, type XdsServerOptions } from './server/xds-server';

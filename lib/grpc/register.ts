@@ -16,6 +16,8 @@ import { registerOverrideHostPolicy } from './lb/override-host/override-host';
 import { registerPriorityPolicy } from './lb/priority/priority';
 import { registerRingHashPolicy } from './lb/ring-hash/ring-hash';
 import { registerWeightedTargetPolicy } from './lb/weighted-target/weighted-target';
+import type { TelemetryOptions } from './telemetry/options';
+import { configureTelemetry } from './telemetry/telemetry';
 import { POLICY } from './names';
 import { XdsResolver } from './resolver';
 
@@ -26,8 +28,13 @@ let registered = false;
  * grpc-js (a peer dependency: the copy the application itself imports), and CSDS (gRFC A40)
  * among grpc-js's admin services, so `grpc.addAdminServicesToServer(server)` serves it, as with
  * grpc-js-xds. Idempotent.
+ *
+ * `options` switch on per-call telemetry (gRFCs A66, A72, A89, A94; docs/operations.md) for the
+ * `xds:` channels and XdsServers made afterwards; they are checked at once (a wrong field
+ * throws, named). A later call with options replaces them; one without leaves them.
  */
-export function register(): void {
+export function register(options?: TelemetryOptions): void {
+  if (options !== undefined) configureTelemetry(options);
   if (registered) return;
   registered = true;
   experimental.registerLoadBalancerType(

@@ -1,0 +1,103 @@
+// A66's CallTracer architecture, in the plugin's words: grpc-js calls none of this by itself,
+// so the plugin's own hooks do (the ConfigSelector's per-call filter and the root picker on
+// `xds:` channels, the exported interceptors on plain ones, the XdsServer's interceptor). Each
+// hook talks to one tracer of each kind; metrics (A66) and spans (A72) are two implementations,
+// fanned out by `clientCallOf` / `serverCallOf`. A tracer must never throw: its methods run inside grpc-js's call path.
+import type { status } from '@grpc/grpc-js';
+
+/** Where an attempt was routed, known once its pick completed (A89, A78). */
+export interface PickedBackend {
+  /** The cluster the attempt was routed to (A89's `grpc.lb.backend_service`). */
+  readonly backendService?: string;
+  /** Its endpoint's locality, `region/zone/sub_zone` (A78's `grpc.lb.locality`). */
+  readonly locality?: string;
+  /** Whether the pick had to wait (A72's "Delayed LB pick complete" event). */
+  readonly delayed: boolean;
+}
+
+/** One message crossing the wire; `compressed` is set only when the message was compressed. */
+export interface MessageSize {
+  /** Bytes before compression (A72's `message-size`). */
+  readonly size: number;
+  /** Bytes on the wire when compressed (A72's `message-size-compressed`), else undefined. */
+  readonly compressed?: number;
+}
+
+/** One attempt of a client call (a retry or hedge is another). */
+export interface AttemptTracer {
+  picked(backend: PickedBackend): void;
+  sentMessage(message: MessageSize): void;
+  receivedMessage(message: MessageSize): void;
+  /** The attempt's status; called once, after which nothing else is. */
+  end(code: status, details: string): void;
+}
+
+/** One client call, from the application's start to the status it receives. */
+export interface ClientCallTracer {
+  /** A66: after resolution and filters, before the pick. */
+  startAttempt(options: { readonly transparentRetry: boolean }): AttemptTracer;
+  /** A72: the call waited for name resolution, now complete. */
+  resolutionDelayed(): void;
+  /** The status delivered to the application; called once. */
+  end(code: status, details: string): void;
+}
+
+/** One call an XdsServer (or a server with our interceptor) receives. */
+export interface ServerCallTracer {
+  sentMessage(message: MessageSize): void;
+  receivedMessage(message: MessageSize): void;
+  /** The status sent (or the stream's end without one); called once. */
+  end(code: status, details: string): void;
+}
+
+/** The client tracers of one call (metrics and spans) as one, or the one itself when alone. */
+export function clientCallOf(tracers: readonly ClientCallTracer[]): ClientCallTracer | undefined {
+  return tracers.length <= 1 ? tracers[0] : new ClientCallFanOut(tracers);
+}
+
+/** The server tracers of one call as one, or the one itself when alone. */
+export function serverCallOf(tracers: readonly ServerCallTracer[]): ServerCallTracer | undefined {
+  return tracers.length <= 1 ? tracers[0] : new ServerCallFanOut(tracers);
+}
+
+class ClientCallFanOut implements ClientCallTracer {
+  constructor(private readonly tracers: readonly ClientCallTracer[]) {}
+  startAttempt(options: { readonly transparentRetry: boolean }): AttemptTracer {
+    return new AttemptFanOut(this.tracers.map((t) => t.startAttempt(options)));
+  }
+  resolutionDelayed(): void {
+    for (const t of this.tracers) t.resolutionDelayed();
+  }
+  end(code: status, details: string): void {
+    for (const t of this.tracers) t.end(code, details);
+  }
+}
+
+class AttemptFanOut implements AttemptTracer {
+  constructor(private readonly tracers: readonly AttemptTracer[]) {}
+  picked(backend: PickedBackend): void {
+    for (const t of this.tracers) t.picked(backend);
+  }
+  sentMessage(message: MessageSize): void {
+    for (const t of this.tracers) t.sentMessage(message);
+  }
+  receivedMessage(message: MessageSize): void {
+    for (const t of this.tracers) t.receivedMessage(message);
+  }
+  end(code: status, details: string): void {
+    for (const t of this.tracers) t.end(code, details);
+  }
+}
+
+class ServerCallFanOut implements ServerCallTracer {
+  constructor(private readonly tracers: readonly ServerCallTracer[]) {}
+  sentMessage(message: MessageSize): void {
+    for (const t of this.tracers) t.sentMessage(message);
+  }
+  receivedMessage(message: MessageSize): void {
+    for (const t of this.tracers) t.receivedMessage(message);
+  }
+  end(code: status, details: string): void {
+    for (const t of this.tracers) t.end(code, details);
+  }
+}

@@ -1,0 +1,73 @@
+// What per-call telemetry a channel or server made now gets: the providers `register()` was
+// given, else the global ones an application registered, resolved once when the channel's
+// resolver or the XdsServer is made (as A66 and A72 plugins are configured on channels and
+// servers). With neither, `telemetryNow()` is undefined and no per-call code runs; the
+// OpenTelemetry API is not even loaded unless a global provider was registered through it.
+import type { MeterProvider, TextMapPropagator, Tracer } from '@opentelemetry/api';
+import { meterProviderFor } from '../../client/metrics/xds-metrics';
+import { VERSION } from '../../version';
+import { checkTelemetryOptions, type OptionalLabel, type TelemetryOptions } from './options';
+
+/** The telemetry of one channel or server. */
+export interface Telemetry {
+  /** A66's and A94's metrics go here; undefined: no metrics. */
+  readonly meterProvider: MeterProvider | undefined;
+  /** A72's spans come from here; undefined: no spans, no propagation. */
+  readonly tracer: Tracer | undefined;
+  /** Injects and extracts the span context in metadata (with a tracer only). */
+  readonly propagator: TextMapPropagator | undefined;
+  /** The optional labels the application named. */
+  readonly optionalLabels: ReadonlySet<OptionalLabel>;
+  /** Whether a server method with no handler is recorded by name (else `other`). */
+  readonly recordsMethod: (method: string) => boolean;
+}
+
+let configured: TelemetryOptions = {};
+
+/** Sets the options of channels and servers made from now on (`register()`'s). */
+export function configureTelemetry(options: unknown): void {
+  configured = checkTelemetryOptions(options);
+}
+
+/** The API's process-wide slot (major version 1), where global providers are registered. */
+const OTEL_API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
+type Api = typeof import('@opentelemetry/api');
+
+/** The telemetry for a channel or server made now; undefined when nothing would record. */
+export function telemetryNow(): Telemetry | undefined {
+  const options = configured;
+  const meterProvider = meterProviderFor(options.meterProvider);
+  const tracer = tracerFor(options);
+  if (meterProvider === undefined && tracer === undefined) return undefined;
+  const filter = options.methodAttributeFilter;
+  return {
+    meterProvider,
+    tracer,
+    propagator:
+      tracer === undefined
+        ? undefined
+        : (options.propagator ?? (require('@opentelemetry/api') as Api).propagation),
+    optionalLabels: new Set(options.optionalLabels ?? []),
+    recordsMethod: filter ? (method) => safely(() => filter(method)) : () => false,
+  };
+}
+
+function tracerFor(options: TelemetryOptions): Tracer | undefined {
+  let provider = options.tracerProvider;
+  if (provider === undefined) {
+    const slot = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_API_GLOBAL];
+    if (slot?.trace === undefined) return undefined;
+    provider = (require('@opentelemetry/api') as Api).trace.getTracerProvider();
+  }
+  return provider.getTracer('xds-client', VERSION);
+}
+
+/** An application's filter that throws records `other`: it must not fail the RPC. */
+function safely(run: () => boolean): boolean {
+  try {
+    return run() === true;
+  } catch {
+    return false;
+  }
+}
