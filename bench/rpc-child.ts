@@ -12,7 +12,9 @@ import { DIST } from './clients';
 import {
   ECHO_METHOD,
   XDS_SERVICE,
+  TELEMETRY_ENV,
   absoluteNow,
+  type BenchTelemetry,
   type ChannelSpec,
   type FirstRpcCommand,
   type Impl,
@@ -38,7 +40,7 @@ function setUp(): string {
   switch (impl) {
     case 'ours': {
       const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-      ours.register();
+      ours.register(telemetryOptions(process.env[TELEMETRY_ENV] as BenchTelemetry | undefined));
       return ours.BOOTSTRAP_OPTION;
     }
     case 'peer': {
@@ -49,6 +51,37 @@ function setUp(): string {
     case 'floor':
       grpc.experimental.registerResolver(PUSHED_SCHEME, PushedResolver);
       return '';
+  }
+}
+
+/** The OpenTelemetry SDK providers of a process with telemetry on (bench/rpc-harness.ts). */
+function telemetryOptions(telemetry: BenchTelemetry | undefined) {
+  switch (telemetry) {
+    case undefined:
+      return undefined;
+    case 'metrics': {
+      const sdk =
+        require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+      // A reader the bench never collects from: every RPC is still aggregated.
+      class Unread extends sdk.MetricReader {
+        protected override async onShutdown(): Promise<void> {}
+        protected override async onForceFlush(): Promise<void> {}
+      }
+      return { meterProvider: new sdk.MeterProvider({ readers: [new Unread()] }) };
+    }
+    case 'traces': {
+      const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+      const dropped = {
+        export: (_spans: unknown[], done: (r: { code: 0 }) => void) => done({ code: 0 }),
+        shutdown: async () => {},
+      };
+      return {
+        tracerProvider: new sdk.TracerProvider({
+          sampler: new sdk.AlwaysOnSampler(),
+          spanProcessors: [new sdk.SimpleSpanProcessor({ exporter: dropped })],
+        }),
+      };
+    }
   }
 }
 

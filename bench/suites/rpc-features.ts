@@ -4,16 +4,26 @@
 //   rpc-throughput-session  stateful session affinity (gRFC A55): the Listener's cookie filter,
 //                           every RPC sending back the cookie the first one got;
 //   rpc-throughput-rewrite  authority rewriting (gRFC A81): the route's auto_host_rewrite, an
-//                           EDS hostname per endpoint, the server trusted by the bootstrap.
+//                           EDS hostname per endpoint, the server trusted by the bootstrap;
+// or whose process has per-call telemetry on (issue 22; the resources are the plain ones):
+//   rpc-throughput-metrics  A66's metrics into an OpenTelemetry SDK MeterProvider;
+//   rpc-throughput-traces   A72's spans from an SDK TracerProvider sampling every call.
 // Beside it, in the same rounds, the plain `xds:` channel of ours (the feature's cost is the
 // paired ratio of the two) and the floor, plain grpc-js. The peer does not run here.
 import { median } from '../stats';
 import { type Backends, RpcProcess, type XdsFeature, XdsServer } from '../rpc-harness';
-import type { ChannelSpec } from '../rpc-protocol';
+import type { BenchTelemetry, ChannelSpec } from '../rpc-protocol';
 import type { Context } from '../suite';
 
 export const SESSION = 'rpc-throughput-session';
 export const REWRITE = 'rpc-throughput-rewrite';
+export const METRICS = 'rpc-throughput-metrics';
+export const TRACES = 'rpc-throughput-traces';
+
+/** What the feature lane has that the plain one has not: resources, or telemetry. */
+type Feature = XdsFeature | BenchTelemetry;
+const isTelemetry = (feature: Feature): feature is BenchTelemetry =>
+  feature === 'metrics' || feature === 'traces';
 
 /** Backend set of these workloads: their own pair, so the plain workload's are untouched. */
 const SET = 4;
@@ -26,7 +36,7 @@ const n = (value: number): string => value.toLocaleString('en-US');
 const percent = (value: number): string => `${(value * 100).toFixed(1)} %`;
 
 /** A lane's row in the table: the workload's own, so the two workloads' rows stay apart. */
-export function featureTitle(ctx: Context, feature: XdsFeature, lane: Lane): string {
+export function featureTitle(ctx: Context, feature: Feature, lane: Lane): string {
   const rpc = ctx.config.rpc;
   const what = { feature: `with ${feature}`, plain: 'plain xds:', floor: 'floor' }[lane];
   return `${n(rpc.rpcs)} unary RPCs (${feature} run) · ${what}`;
@@ -37,12 +47,12 @@ export async function featureThroughput(
   ctx: Context,
   backends: Backends,
   id: string,
-  feature: XdsFeature,
+  feature: Feature,
 ): Promise<void> {
   const rpc = ctx.config.rpc;
   const addresses = await backends.addresses(SET);
   const [configured, plain] = await Promise.all([
-    XdsServer.start(addresses, feature),
+    XdsServer.start(addresses, isTelemetry(feature) ? undefined : feature),
     XdsServer.start(addresses),
   ]);
   const channels: Record<Lane, ChannelSpec> = {
@@ -62,7 +72,12 @@ export async function featureThroughput(
       try {
         for (const lane of LANES) {
           ctx.progress(`${id} ${lane} warm-up ${group + 1}/${rpc.throughputProcesses}`);
-          const client = RpcProcess.start(lane === 'floor' ? 'floor' : 'ours');
+          const telemetry = lane === 'feature' && isTelemetry(feature) ? feature : undefined;
+          const client = RpcProcess.start(
+            lane === 'floor' ? 'floor' : 'ours',
+            undefined,
+            telemetry,
+          );
           clients.set(lane, client);
           await client.ask(
             {
