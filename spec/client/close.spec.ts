@@ -34,8 +34,9 @@ describe('close', () => {
     env.client.close();
     env.client.close(); // idempotent
     await until('the stream to close', () => env.server.streamCount === 0);
-    env.server.setResources('cluster', [edsCluster('A', { serviceName: 'after-close' })]);
-    // Far past the does-not-exist timer, which close() stopped.
+    // With the stream gone no update can arrive; what could still reach the watchers is close()
+    // itself (it notifies nobody) and the does-not-exist timer of "missing", which close()
+    // stopped: run the clock far past it.
     tick(TEST_RESOURCE_TIMEOUT_MS * 10);
     w.expectNothingYet();
     missing.expectNothingYet();

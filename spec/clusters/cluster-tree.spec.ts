@@ -317,11 +317,23 @@ describe('cluster tree', () => {
     env.server.setResources('cluster', [aggregateCluster('A', ['B']), edsCluster('B')]);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
     const tree = watchClusterTree(env.client, 'A', rec);
+    // A second tree on the same root keeps the client subscribed, so the change below does
+    // reach the client: only the cancel can keep it from the first tree.
+    const other = new RecordingWatcher<ClusterTreeUpdate>();
+    const otherTree = watchClusterTree(env.client, 'A', other);
     await rec.update();
+    await other.update();
     tree.cancel();
     tree.cancel();
-    env.server.setResource('cluster', aggregateCluster('A', ['B', 'C']));
-    // The client has closed its stream: nothing can reach the tree any more.
+    env.server.setResources('cluster', [
+      aggregateCluster('A', ['B', 'C']),
+      edsCluster('B'),
+      edsCluster('C'),
+    ]);
+    const changed = await other.update();
+    assert.ok(changed.clusters.has('C'), 'the change reached the client');
+    rec.expectNothingYet();
+    otherTree.cancel();
     await waitForSubscription(env.server, []);
     rec.expectNothingYet();
   });
