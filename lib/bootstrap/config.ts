@@ -1,6 +1,6 @@
 // The validated, frozen bootstrap (gRFC A27, A47, A29): what every client and channel built from
 // one bootstrap shares, and the identity of an xDS server entry.
-import type { CertificateProviderConfig } from './certificates';
+import type { CertificateProviderConfig, FileWatcherConfig } from './certificates';
 
 /** A channel credential this library can use to reach an xDS server. */
 export type ChannelCredsType = 'insecure' | 'tls' | 'google_default';
@@ -9,6 +9,8 @@ export interface ChannelCredsConfig {
   readonly type: ChannelCredsType;
   /** The `config` object of the bootstrap entry (for `tls`: ca_certificate_file etc.). */
   readonly config: Readonly<Record<string, unknown>>;
+  /** For `tls`: its files, as the bootstrap's validation read them (gRFC A65). */
+  readonly tls?: FileWatcherConfig;
 }
 
 /**

@@ -5,7 +5,7 @@
 import { resolve as resolvePath } from 'node:path';
 import type { ValidationErrors } from '../validation-errors';
 import { parseCallCredsList } from './call-creds';
-import { parseTlsCredsConfig } from './certificates';
+import { parseTlsCredsConfig, type FileWatcherConfig } from './certificates';
 import {
   DEFAULT_REFRESH_DELAY_MS,
   PATH_TYPE_ALIASES,
@@ -211,7 +211,8 @@ function parseChannelCredsList(
     if (!isSupportedCredsType(creds.type)) return;
     sawSupported = true;
     if (selected === undefined && creds.config !== undefined) {
-      selected = Object.freeze({ type: creds.type, config: creds.config });
+      const { type, config, tls } = creds;
+      selected = Object.freeze({ type, config, ...(tls && { tls }) });
     }
   });
   // With no readable type at all, the per-entry errors already say what is wrong.
@@ -225,32 +226,33 @@ interface ParsedCreds {
   type: string | undefined;
   /** Undefined if invalid. */
   config: Readonly<JsonObject> | undefined;
+  /** For `tls`: the files, read once here (the credentials use them as they are). */
+  tls?: FileWatcherConfig | undefined;
 }
 
 function parseChannelCreds(errs: ValidationErrors, value: unknown): ParsedCreds | undefined {
   const obj = asObject(errs, value);
   if (obj === undefined) return undefined;
   const type = requiredString(errs, obj, 'type');
-  const config = errs.field('config', () => parseCredsConfig(errs, type, own(obj, 'config')));
-  return { type, config };
+  return errs.field('config', () => parseCredsConfig(errs, type, own(obj, 'config')));
 }
 
 function parseCredsConfig(
   errs: ValidationErrors,
   type: string | undefined,
   value: unknown,
-): Readonly<JsonObject> | undefined {
-  if (value === undefined) return EMPTY_CONFIG;
+): ParsedCreds {
+  if (value === undefined) {
+    const tls = type === 'tls' ? parseTlsCredsConfig(errs, EMPTY_CONFIG) : undefined;
+    return { type, config: EMPTY_CONFIG, ...(tls && { tls }) };
+  }
   const obj = asObject(errs, value);
-  if (obj === undefined) return undefined;
-  // Other types' configs are opaque to us: a newer client may understand them.
-  if (type === 'tls') validateTlsConfig(errs, obj);
-  return frozenJsonObject(errs, obj);
-}
-
-function validateTlsConfig(errs: ValidationErrors, config: JsonObject): void {
-  // The same fields as a file_watcher certificate provider, none required (gRFC A65).
-  parseTlsCredsConfig(errs, config);
+  if (obj === undefined) return { type, config: undefined };
+  // Other types' configs are opaque to us: a newer client may understand them. A `tls`
+  // config has the fields of a file_watcher certificate provider, none required (gRFC A65).
+  const tls = type === 'tls' ? parseTlsCredsConfig(errs, obj) : undefined;
+  const config = frozenJsonObject(errs, obj);
+  return { type, config, ...(tls && { tls }) };
 }
 
 function parseServerFeatures(errs: ValidationErrors, value: unknown): readonly string[] {

@@ -103,6 +103,14 @@ describe('loadBootstrap xds_servers', () => {
     assert.deepEqual(creds([{ type: 'tls', config: tlsConfig }, { type: 'insecure' }]), {
       type: 'tls',
       config: tlsConfig,
+      // The files as the credentials use them, read once with the bootstrap.
+      tls: {
+        caCertificateFile: '/certs/ca.pem',
+        certificateFile: '/certs/cert.pem',
+        privateKeyFile: '/certs/key.pem',
+        spiffeTrustBundleMapFile: undefined,
+        refreshIntervalMs: 600_000,
+      },
     });
   });
 

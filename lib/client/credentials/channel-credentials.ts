@@ -9,9 +9,8 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { credentials, experimental, status, type ChannelCredentials } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../../bootstrap';
-import { parseTlsCredsConfig, type FileWatcherConfig } from '../../bootstrap';
+import type { FileWatcherConfig } from '../../bootstrap';
 import { XdsError } from '../../errors';
-import { ValidationErrors } from '../../validation-errors';
 import { FileWatcherCertificateProvider } from './certificate-file-watcher';
 import { googleDefaultCredentials } from './google-default-credentials';
 
@@ -35,10 +34,10 @@ export function channelCredentials(
   server: XdsServerConfig,
   where = 'xds_servers[]',
 ): ChannelCredentials {
-  const { type, config } = server.channelCreds;
+  const { type, tls: files } = server.channelCreds;
   if (type === 'insecure') return credentials.createInsecure();
   if (type === 'google_default') return googleDefaultCredentials(where);
-  const files = parseTlsCredsConfig(new ValidationErrors(), config);
+  // The bootstrap read the files' names when it was loaded; a `tls` entry always has them.
   if (!files) throw new XdsError(status.INVALID_ARGUMENT, `${where}.channel_creds (tls): invalid`);
   for (const [field, key, kind] of TLS_FILES) {
     const file = files[key];
