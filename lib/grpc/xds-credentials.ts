@@ -10,12 +10,11 @@ import {
   experimental,
   type CallCredentials,
   type ChannelOptions,
-  type ServerInterceptor,
 } from '@grpc/grpc-js';
 import type { CertificateProviderConfig } from '../bootstrap';
 import type { DownstreamTlsConfig } from '../resources/listener';
 import { ClusterTlsConnector } from './certificates/cluster-connector';
-import { spiffeClientCheck } from './certificates/spiffe-client-check';
+import { spiffeClientCheck, type SpiffeClientCheck } from './certificates/spiffe-client-check';
 import { leaseProvider, systemRootsLease, type ProviderLease } from './certificates/provider-store';
 import { sniFor, type SubchannelSecurity } from './certificates/security';
 import { ENDPOINT_HOSTNAME_OPTION, SECURITY_OPTION } from './names';
@@ -140,8 +139,8 @@ export class XdsServerCredentials extends ServerCredentials {
 /** A filter chain's credentials, and what to call once its connections are gone. */
 export interface ChainCredentials {
   readonly credentials: ServerCredentials;
-  /** Checks each RPC's client certificate before admission (A87's trust-domain check). */
-  readonly peerCheck?: ServerInterceptor;
+  /** A87's trust-domain check of the client certificate (in the handshake, else per RPC). */
+  readonly clientCheck?: SpiffeClientCheck;
   release(): void;
 }
 
@@ -187,7 +186,7 @@ export function chainCredentials(
   );
   return {
     credentials,
-    ...(spiffe ? { peerCheck: spiffe.interceptor } : {}),
+    ...(spiffe ? { clientCheck: spiffe } : {}),
     release: () => {
       spiffe?.stop();
       leases.forEach((l) => l.release());
