@@ -5,7 +5,7 @@
 // http2 session of the subchannel's transport says whether its socket is a TLSSocket
 // (`encrypted`). Those fields are grpc-js internals, read defensively (decision 0058): if
 // they are not where they should be, the answer is "unknown", which callers treat as insecure.
-import type { experimental } from '@grpc/grpc-js';
+import { CallCredentials, type experimental, type status } from '@grpc/grpc-js';
 
 /**
  * 'unconnected': the subchannel lost its connection since the pick; 'unknown': grpc-js no
@@ -30,4 +30,15 @@ export function connectionSecurity(
   if (encrypted === true) return 'tls';
   if (encrypted === false) return 'insecure';
   return transport === null ? 'unconnected' : 'unknown';
+}
+
+/**
+ * Call credentials failing every RPC with `code` and `details`: what a connection that must not
+ * carry credentials gets in their place (grpc-js prefixes the details with "Getting metadata
+ * from plugin failed with error: ").
+ */
+export function failingCallCredentials(code: status, details: string): CallCredentials {
+  return CallCredentials.createFromMetadataGenerator((_options, callback) =>
+    callback(Object.assign(new Error(details), { code })),
+  );
 }

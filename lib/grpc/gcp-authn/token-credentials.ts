@@ -10,7 +10,11 @@
 // are kept per (subchannel, credentials) while both live, and an audience's credentials live
 // in its filter's cache across configuration updates.
 import { CallCredentials, Metadata, experimental, status } from '@grpc/grpc-js';
-import { connectionSecurity, type ConnectionSecurity } from '../certificates/connection-security';
+import {
+  connectionSecurity,
+  failingCallCredentials,
+  type ConnectionSecurity,
+} from '../certificates/connection-security';
 import type { IdentityTokenSource } from './identity-token';
 
 type SubchannelInterface = experimental.SubchannelInterface;
@@ -37,11 +41,11 @@ export class TokenCredentials {
     for (const source of sources) credentials = credentials.compose(bearerCredentials(source));
     this.credentials = credentials;
     const audiences = sources.map((s) => s.audience).join(', ');
-    this.insecure = failingCredentials(
+    this.insecure = failingCallCredentials(
       status.UNAUTHENTICATED,
       `cannot send the ID token for ${audiences} on an insecure connection (gcp_authn, A83)`,
     );
-    this.unknown = failingCredentials(
+    this.unknown = failingCallCredentials(
       status.UNAUTHENTICATED,
       `cannot tell whether the connection is TLS, so the ID token for ${audiences} is not sent (gcp_authn, A83)`,
     );
@@ -141,11 +145,4 @@ function bearerCredentials(source: IdentityTokenSource): CallCredentials {
         callback(Object.assign(new Error(failure.details), { code: failure.code })),
     );
   });
-}
-
-/** Call credentials failing every RPC with `code` and `details`. */
-function failingCredentials(code: status, details: string): CallCredentials {
-  return CallCredentials.createFromMetadataGenerator((_options, callback) =>
-    callback(Object.assign(new Error(details), { code })),
-  );
 }

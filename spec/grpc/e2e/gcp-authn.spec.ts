@@ -17,9 +17,14 @@ import {
   writeCertificateFiles,
   type JsonObject,
 } from '../../../lib/testing';
-import { ECHO_PATH, unaryMethod, waitUntil } from '../helpers/backends';
+import { waitUntil } from '../helpers/backends';
 import { mockClock, realClock } from '../../helpers/clock';
 import { SERVICE, sendRpc, startXdsEnv, type XdsEnv } from '../helpers/xds-env';
+import {
+  recordingBackend,
+  tlsServerCredentials,
+  type RecordingBackend,
+} from '../helpers/recording-backend';
 
 const GCP_AUTHN_URL =
   'type.googleapis.com/envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig';
@@ -61,32 +66,6 @@ class FakeMetadataServer {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
-}
-
-interface RecordingBackend {
-  readonly address: string;
-  /** The `authorization` header of each RPC answered ('none' without one). */
-  readonly seen: string[];
-  stop(): void;
-}
-
-/** A backend that records the `authorization` header of every RPC it answers. */
-async function recordingBackend(credentials: grpc.ServerCredentials): Promise<RecordingBackend> {
-  const seen: string[] = [];
-  const server = new grpc.Server();
-  server.addService(
-    { Echo: unaryMethod(ECHO_PATH) },
-    {
-      Echo: (call: grpc.ServerUnaryCall<Buffer, string>, done: grpc.sendUnaryData<string>) => {
-        seen.push(String(call.metadata.get('authorization')[0] ?? 'none'));
-        done(null, 'backend');
-      },
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', credentials, (e, p) => (e ? reject(e) : resolve(p))),
-  );
-  return { address: `127.0.0.1:${port}`, seen, stop: () => server.forceShutdown() };
 }
 
 /** HCM fields: the gcp_authn filter (its config fields), then the router. */
@@ -132,12 +111,7 @@ describe('e2e: GCP authentication filter (A83)', () => {
     process.env.GCE_METADATA_HOST = await metadataServer.start();
     delete process.env.GCE_METADATA_IP;
     ca = TestCertificateAuthority.create();
-    const leaf = ca.issue({ dns: [SERVICE] });
-    const keyPair = {
-      private_key: Buffer.from(leaf.privateKey),
-      cert_chain: Buffer.from(leaf.certificate),
-    };
-    backend = await recordingBackend(grpc.ServerCredentials.createSsl(null, [keyPair]));
+    backend = await recordingBackend(tlsServerCredentials(ca, SERVICE));
     plainBackend = await recordingBackend(grpc.ServerCredentials.createInsecure());
     const roots = await writeCertificateFiles({ ca: ca.certificate });
     env = await startXdsEnv([], {}, { certificateProviders: { roots } });
