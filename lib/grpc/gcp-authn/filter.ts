@@ -33,7 +33,7 @@ export class AudienceCache {
   get(audience: string): TokenCredentials {
     let source = this.sources.get(audience);
     if (source) this.sources.delete(audience);
-    else source = new TokenCredentials([new IdentityTokenSource(audience)]);
+    else source = new TokenCredentials(new IdentityTokenSource(audience));
     this.sources.set(audience, source);
     this.trim();
     return source;
@@ -52,9 +52,6 @@ export type AudienceCaches = Map<string, AudienceCache>;
 
 /** The GCP authentication filters of one channel configuration. */
 export class GcpAuthn {
-  /** The credentials of RPCs that several filters give tokens, by cluster. */
-  private readonly composites = new Map<string, TokenCredentials>();
-
   private constructor(
     private readonly filters: readonly { readonly name: string; readonly cache: AudienceCache }[],
     private readonly config: XdsConfig,
@@ -86,12 +83,12 @@ export class GcpAuthn {
 
   /**
    * What A83 does to an RPC routed to `cluster`: a filter failing it, the credentials to add
-   * after the pick, or nothing when no audience applies.
+   * after the pick, or nothing when no audience applies. When several filters name audiences,
+   * the last one's token is sent (each would set `authorization`; Envoy's last one wins too).
    */
   forCluster(cluster: string): FilterFactory | TokenCredentials | undefined {
     const result = this.config.clusters.get(cluster);
-    let single: TokenCredentials | undefined;
-    let all: TokenCredentials[] | undefined;
+    let credentials: TokenCredentials | undefined;
     for (const { name, cache } of this.filters) {
       if (!result?.ok) {
         // A83: the filter cannot tell whether the cluster wants a token, so the RPC fails.
@@ -104,23 +101,9 @@ export class GcpAuthn {
         const message = `cluster ${cluster} metadata ${name} is not a gcp_authn Audience`;
         return new FailingFilter(this.unavailable(message));
       }
-      const credentials = cache.get(entry.url);
-      if (!single) single = credentials;
-      else (all ??= [single]).push(credentials);
+      credentials = cache.get(entry.url);
     }
-    return all ? this.composed(cluster, all) : single;
-  }
-
-  /** Several filters' credentials as one, kept per cluster while its parts stay the same. */
-  private composed(cluster: string, parts: readonly TokenCredentials[]): TokenCredentials {
-    const sources = parts.flatMap((p) => p.sources);
-    const kept = this.composites.get(cluster);
-    if (kept?.sources.length === sources.length && kept.sources.every((s, i) => s === sources[i])) {
-      return kept;
-    }
-    const composite = new TokenCredentials(sources);
-    this.composites.set(cluster, composite);
-    return composite;
+    return credentials;
   }
 
   private unavailable(reason: string): StatusObject {

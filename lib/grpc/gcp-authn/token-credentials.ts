@@ -28,7 +28,7 @@ const PICK_TOKEN_CREDENTIALS = 'xds_client.gcp_authn_credentials';
 
 const NO_CREDENTIALS = CallCredentials.createEmpty();
 
-/** The ID tokens one RPC carries: those of the audiences its cluster names for each filter. */
+/** The ID token of one audience, as the RPCs routed to a cluster naming it carry it. */
 export class TokenCredentials {
   private readonly credentials: CallCredentials;
   private readonly subchannels = new WeakMap<SubchannelInterface, SubchannelInterface>();
@@ -36,18 +36,16 @@ export class TokenCredentials {
   private readonly insecure: CallCredentials;
   private readonly unknown: CallCredentials;
 
-  constructor(readonly sources: readonly IdentityTokenSource[]) {
-    let credentials = CallCredentials.createEmpty();
-    for (const source of sources) credentials = credentials.compose(bearerCredentials(source));
-    this.credentials = credentials;
-    const audiences = sources.map((s) => s.audience).join(', ');
+  constructor(source: IdentityTokenSource) {
+    this.credentials = bearerCredentials(source);
+    const { audience } = source;
     this.insecure = failingCallCredentials(
       status.UNAUTHENTICATED,
-      `cannot send the ID token for ${audiences} on an insecure connection (gcp_authn, A83)`,
+      `cannot send the ID token for ${audience} on an insecure connection (gcp_authn, A83)`,
     );
     this.unknown = failingCallCredentials(
       status.UNAUTHENTICATED,
-      `cannot tell whether the connection is TLS, so the ID token for ${audiences} is not sent (gcp_authn, A83)`,
+      `cannot tell whether the connection is TLS, so the ID token for ${audience} is not sent (gcp_authn, A83)`,
     );
   }
 

@@ -309,4 +309,21 @@ describe('e2e: GCP authentication filter (A83)', () => {
     assert.deepEqual(plainBackend.seen, []);
     assert.equal(await rpcTo(client, 'secure'), 'https://a.run.app#1');
   });
+
+  it('sends the token of the last filter when two filters name an audience for the cluster', async () => {
+    const second = 'gcp-authn-2';
+    const [first, router] = gcpAuthnFilter().http_filters as JsonObject[];
+    const cluster = clusterFor('a', 'https://first.run.app');
+    const metadata = cluster.metadata as { typed_filter_metadata: JsonObject };
+    metadata.typed_filter_metadata[second] = {
+      '@type': AUDIENCE_URL,
+      url: 'https://second.run.app',
+    };
+    env.serve({
+      hcm: { http_filters: [first, { ...first, name: second }, router] },
+      clusters: [cluster],
+      endpoints: [endpoints('a', [{ addresses: [backend.address] }])],
+    });
+    assert.equal(await rpcTo(tlsClient(), 'a'), 'https://second.run.app#1');
+  });
 });
