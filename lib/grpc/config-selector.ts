@@ -10,6 +10,7 @@ import { errorReason, XdsError } from '../errors';
 import type { ClusterRefs } from './cluster-refs';
 import type { FaultInjection } from './fault-injection';
 import type { GcpAuthn } from './gcp-authn/filter';
+import { TokenCredentials } from './gcp-authn/token-credentials';
 import { methodConfigFor } from './method-config';
 import { PassThroughFilter } from './pass-through-filter';
 import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
@@ -67,20 +68,23 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     const forwarding =
       action.type === 'cluster' || action.type === 'weighted_clusters' ? action : undefined;
     const rewrite = forwarding?.autoHostRewrite === true;
+    // A83: a filter failing the RPC, or the ID tokens to add after the pick.
+    const authn = this.gcpAuthn?.forCluster(cluster);
+    const tokens = authn instanceof TokenCredentials ? authn : undefined;
     const shared =
       hash === undefined
-        ? this.sharedPickInfo(cluster, rewrite)
-        : {
+        ? this.sharedPickInfo(cluster, rewrite, tokens)
+        : withTokens(tokens, {
             [PICK_CLUSTER]: cluster,
             [PICK_HASH]: hash,
             ...(rewrite && { [PICK_AUTHORITY]: this.authority }),
-          };
+          });
     const pickInformation = session ? session.pickInformation(shared) : shared;
     const retry = forwarding?.retryPolicy;
     const faults = this.faults?.factoriesFor(route, cluster) ?? [];
-    // After the faults: an RPC a fault aborts needs no token.
-    const tokens = this.gcpAuthn?.factoriesFor(cluster) ?? [];
-    const filters = [hold, ...faults, ...tokens];
+    const filters = [hold, ...faults];
+    // After the faults: an RPC a fault aborts is not failed for want of a token.
+    if (authn !== undefined && !(authn instanceof TokenCredentials)) filters.push(authn);
     if (session) filters.push(session);
     return {
       methodConfig: methodConfigFor(decision.timeoutMs, retry),
@@ -97,17 +101,29 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     for (const release of this.releases) release();
   }
 
-  private sharedPickInfo(cluster: string, rewrite: boolean): PickInfo {
+  private sharedPickInfo(
+    cluster: string,
+    rewrite: boolean,
+    tokens: TokenCredentials | undefined,
+  ): PickInfo {
     const infos = rewrite ? this.rewritingPickInfo : this.pickInfo;
     let info = infos.get(cluster);
-    if (!info) {
-      info = rewrite
-        ? { [PICK_CLUSTER]: cluster, [PICK_AUTHORITY]: this.authority }
-        : { [PICK_CLUSTER]: cluster };
+    // The cluster's credentials change only when the filter's cache dropped them.
+    if (!info || TokenCredentials.in(info) !== tokens) {
+      info = withTokens(
+        tokens,
+        rewrite
+          ? { [PICK_CLUSTER]: cluster, [PICK_AUTHORITY]: this.authority }
+          : { [PICK_CLUSTER]: cluster },
+      );
       infos.set(cluster, info);
     }
     return info;
   }
+}
+
+function withTokens(tokens: TokenCredentials | undefined, info: PickInfo): PickInfo {
+  return tokens ? tokens.addTo(info) : info;
 }
 
 /** Fails every RPC with UNAVAILABLE and `message` (a resource the channel needs is missing). */

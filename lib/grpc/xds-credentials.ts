@@ -8,19 +8,26 @@ import {
   ChannelCredentials,
   ServerCredentials,
   experimental,
+  status,
   type CallCredentials,
   type ChannelOptions,
-  type ServerInterceptor,
 } from '@grpc/grpc-js';
 import type { CertificateProviderConfig } from '../bootstrap';
 import type { DownstreamTlsConfig } from '../resources/listener';
 import { ClusterTlsConnector } from './certificates/cluster-connector';
-import { spiffeClientCheck } from './certificates/spiffe-client-check';
+import { spiffeClientCheck, type SpiffeClientCheck } from './certificates/spiffe-client-check';
 import { leaseProvider, systemRootsLease, type ProviderLease } from './certificates/provider-store';
 import { sniFor, type SubchannelSecurity } from './certificates/security';
+import { failingCallCredentials } from './certificates/connection-security';
 import { ENDPOINT_HOSTNAME_OPTION, SECURITY_OPTION } from './names';
 
 type SecureConnector = experimental.SecureConnector;
+
+const INSECURE_FALLBACK_CREDENTIALS = failingCallCredentials(
+  status.UNAUTHENTICATED,
+  'cannot send call credentials on an insecure connection ' +
+    '(the fallback of XdsChannelCredentials, for a cluster without TLS)',
+);
 /** The target parameter of `_createSecureConnector` (grpc-js's GrpcUri, not exported). */
 type ChannelTarget = Parameters<ChannelCredentials['_createSecureConnector']>[0];
 
@@ -53,7 +60,11 @@ export class XdsChannelCredentials extends ChannelCredentials {
   ): SecureConnector {
     const security = options[SECURITY_OPTION] as SubchannelSecurity | undefined;
     if (security === undefined) {
-      return this.fallback._createSecureConnector(target, options, callCredentials);
+      // Composed call credentials never go out in clear text: on an insecure fallback, RPCs
+      // that would carry them fail, as grpc-go refuses them on an insecure connection.
+      const refused =
+        callCredentials && !this.fallback._isSecure() ? INSECURE_FALLBACK_CREDENTIALS : undefined;
+      return this.fallback._createSecureConnector(target, options, refused ?? callCredentials);
     }
     return clusterConnector(security, target, options, callCredentials);
   }
@@ -140,8 +151,8 @@ export class XdsServerCredentials extends ServerCredentials {
 /** A filter chain's credentials, and what to call once its connections are gone. */
 export interface ChainCredentials {
   readonly credentials: ServerCredentials;
-  /** Checks each RPC's client certificate before admission (A87's trust-domain check). */
-  readonly peerCheck?: ServerInterceptor;
+  /** A87's trust-domain check of the client certificate (in the handshake, else per RPC). */
+  readonly clientCheck?: SpiffeClientCheck;
   release(): void;
 }
 
@@ -187,7 +198,7 @@ export function chainCredentials(
   );
   return {
     credentials,
-    ...(spiffe ? { peerCheck: spiffe.interceptor } : {}),
+    ...(spiffe ? { clientCheck: spiffe } : {}),
     release: () => {
       spiffe?.stop();
       leases.forEach((l) => l.release());

@@ -68,6 +68,24 @@ export class TestCertificateAuthority {
     return new TestCertificateAuthority(privateKey, name, pem('CERTIFICATE', der));
   }
 
+  /**
+   * An intermediate CA: its certificate is signed by this CA, so the leaves it issues chain
+   * through it to this CA (a peer sends `leaf.certificate + intermediate.certificate`).
+   */
+  intermediate(commonName = 'xds-client test intermediate CA'): TestCertificateAuthority {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const name = distinguishedName(commonName);
+    const der = certificateDer({
+      issuer: this.name,
+      subject: name,
+      subjectKey: publicKey,
+      signingKey: this.key,
+      validForMs: 30 * DAY_MS,
+      extensions: [basicConstraints(true), keyUsage(KEY_CERT_SIGN | CRL_SIGN)],
+    });
+    return new TestCertificateAuthority(privateKey, name, pem('CERTIFICATE', der));
+  }
+
   /** A leaf certificate for a server or a client, signed by this CA, with a new key. */
   issue(options: IssueOptions = {}): TestCertificate {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

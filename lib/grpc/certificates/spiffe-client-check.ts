@@ -1,31 +1,49 @@
 // gRFC A87 on the server: a filter chain whose CA provider reads a SPIFFE trust bundle map
 // verifies each client certificate against the roots of the client's trust domain. grpc-js
-// terminates TLS inside its connection injector, verifying against every domain's roots, and
-// offers no hook after the handshake; so the trust-domain check runs on each RPC, before the
-// chain's admission, and refuses the RPC with UNAVAILABLE saying why. grpc-js shows a server
-// the client's leaf certificate only: the leaf must be issued by a root of its trust domain.
+// verifies the handshake against every domain's roots; this module says whether the chain the
+// client sent leads to a root of its own domain. XdsServer runs that check on the TLS socket
+// right after the handshake, before grpc-js sees the connection
+// (server/handshake-check.ts, decision 0059). Where it cannot, the same check runs on each RPC,
+// before the chain's admission, with the leaf only (grpc-js shows an RPC no more), so there the
+// leaf must be issued by a root of its trust domain (decision 0044).
 import { X509Certificate } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import { Metadata, ServerInterceptingCall, status, type ServerInterceptor } from '@grpc/grpc-js';
 import type { CaUpdate } from '../../client/credentials/certificate-file-watcher';
 import type { ProviderLease } from './provider-store';
-import { spiffeVerificationFailure } from './spiffe-verification';
+import { peerChain, spiffeVerificationFailure } from './spiffe-verification';
 
 export interface SpiffeClientCheck {
+  /**
+   * Why the client of a TLS connection just handshaken is refused, or undefined to accept it
+   * (a client without a certificate is left to the chain's `require_client_certificate`).
+   */
+  connectionRefusal(socket: TLSSocket): string | undefined;
+  /** The check on each RPC, where it cannot run on the connection: the leaf only. */
   readonly interceptor: ServerInterceptor;
   /** Stops following the provider (the lease itself is released by its owner). */
   stop(): void;
 }
 
-/** Follows `ca`'s trust bundle map and refuses RPCs whose client certificate fails against it. */
+/** Follows `ca`'s trust bundle map and refuses clients whose certificate fails against it. */
 export function spiffeClientCheck(ca: ProviderLease): SpiffeClientCheck {
   let latest: CaUpdate | null | undefined;
   const listener = (update: CaUpdate | null) => (latest = update);
   ca.provider.addCaCertificateListener(listener);
-  const refusal = (certificate: Buffer): string | undefined => {
+  const refusal = (chain: readonly X509Certificate[]): string | undefined => {
     const map = latest?.spiffeBundleMap;
     if (!map) return `no SPIFFE trust bundle map: ${ca.problem ?? 'not read yet'}`;
-    const failure = spiffeVerificationFailure([new X509Certificate(certificate)], map);
+    const failure = spiffeVerificationFailure(chain, map);
     return failure && `SPIFFE verification failed: ${failure}`;
+  };
+  const connectionRefusal = (socket: TLSSocket): string | undefined => {
+    try {
+      const certificate = socket.getPeerCertificate(true);
+      return certificate?.raw ? refusal(peerChain(certificate)) : undefined;
+    } catch (e) {
+      // An unexpected error refuses the client rather than let it in unchecked.
+      return `cannot verify the client certificate: ${String(e)}`;
+    }
   };
   const interceptor: ServerInterceptor = (_method, call) =>
     new ServerInterceptingCall(call, {
@@ -35,7 +53,7 @@ export function spiffeClientCheck(ca: ProviderLease): SpiffeClientCheck {
             let problem: string | undefined;
             try {
               const certificate = call.getAuthContext().sslPeerCertificate;
-              problem = certificate && refusal(certificate.raw);
+              problem = certificate && refusal([new X509Certificate(certificate.raw)]);
             } catch (e) {
               // Nothing may throw into grpc-js: an unexpected error refuses the RPC.
               problem = String(e);
@@ -52,5 +70,9 @@ export function spiffeClientCheck(ca: ProviderLease): SpiffeClientCheck {
         });
       },
     });
-  return { interceptor, stop: () => ca.provider.removeCaCertificateListener(listener) };
+  return {
+    connectionRefusal,
+    interceptor,
+    stop: () => ca.provider.removeCaCertificateListener(listener),
+  };
 }

@@ -1,22 +1,25 @@
 // gRFC A83 on a channel: each GCP authentication filter of the Listener gives the RPCs it
-// applies to a dynamic filter that adds `authorization: Bearer <ID token>`, the token's
-// audience read from the metadata of the Cluster the RPC was routed to (the entry keyed by the
-// filter's name). Each filter keeps an LRU cache of token sources by audience, sized by its
-// config, and the channel keeps that cache across Listener and RouteConfiguration updates.
+// applies to the call credentials of an ID token, the token's audience read from the metadata
+// of the Cluster the RPC was routed to (the entry keyed by the filter's name). The credentials
+// ride in the RPC's pick information and are applied after the pick, on TLS connections only
+// (token-credentials.ts, decision 0058). Each filter keeps an LRU cache of credentials by
+// audience, sized by its config, and the channel keeps that cache across Listener and
+// RouteConfiguration updates.
 import { experimental, Metadata, status, type StatusObject } from '@grpc/grpc-js';
 import { XdsError } from '../../errors';
 import type { HttpConnectionManagerConfig } from '../../resources/listener';
 import type { XdsConfig } from '../xds-config';
 import { PassThroughFilter } from '../pass-through-filter';
 import { IdentityTokenSource } from './identity-token';
+import { TokenCredentials } from './token-credentials';
 
 type Filter = experimental.Filter;
 type FilterFactory = experimental.FilterFactory<Filter>;
 
-/** A filter's token sources by audience, the least recently used dropped first. */
+/** A filter's credentials by audience, the least recently used dropped first. */
 export class AudienceCache {
   /** Map order is use order: the first entry is the least recently used. */
-  private readonly sources = new Map<string, IdentityTokenSource>();
+  private readonly sources = new Map<string, TokenCredentials>();
 
   constructor(private maxSize: number) {}
 
@@ -26,11 +29,11 @@ export class AudienceCache {
     this.trim();
   }
 
-  /** The source for `audience`, now the most recently used. */
-  get(audience: string): IdentityTokenSource {
+  /** The credentials for `audience`, now the most recently used. */
+  get(audience: string): TokenCredentials {
     let source = this.sources.get(audience);
     if (source) this.sources.delete(audience);
-    else source = new IdentityTokenSource(audience);
+    else source = new TokenCredentials(new IdentityTokenSource(audience));
     this.sources.set(audience, source);
     this.trim();
     return source;
@@ -78,27 +81,29 @@ export class GcpAuthn {
     return filters.length === 0 ? undefined : new GcpAuthn(filters, config);
   }
 
-  /** The dynamic filter factories of an RPC routed to `cluster` (none when no audience applies). */
-  factoriesFor(cluster: string): FilterFactory[] {
-    const factories: FilterFactory[] = [];
+  /**
+   * What A83 does to an RPC routed to `cluster`: a filter failing it, the credentials to add
+   * after the pick, or nothing when no audience applies. When several filters name audiences,
+   * the last one's token is sent (each would set `authorization`; Envoy's last one wins too).
+   */
+  forCluster(cluster: string): FilterFactory | TokenCredentials | undefined {
     const result = this.config.clusters.get(cluster);
+    let credentials: TokenCredentials | undefined;
     for (const { name, cache } of this.filters) {
       if (!result?.ok) {
         // A83: the filter cannot tell whether the cluster wants a token, so the RPC fails.
         const why = result ? `: ${result.error.reason}` : '';
-        factories.push(failWith(this.unavailable(`cluster ${cluster} unavailable${why}`)));
-        continue;
+        return new FailingFilter(this.unavailable(`cluster ${cluster} unavailable${why}`));
       }
       const entry = result.value.cluster.metadata?.get(name);
       if (!entry) continue;
       if (entry.type !== 'audience') {
         const message = `cluster ${cluster} metadata ${name} is not a gcp_authn Audience`;
-        factories.push(failWith(this.unavailable(message)));
-        continue;
+        return new FailingFilter(this.unavailable(message));
       }
-      factories.push(new TokenFilter(cache.get(entry.url)));
+      credentials = cache.get(entry.url);
     }
-    return factories;
+    return credentials;
   }
 
   private unavailable(reason: string): StatusObject {
@@ -108,28 +113,17 @@ export class GcpAuthn {
   }
 }
 
-/** Where a TokenFilter gets its token: a source, or a failure for every RPC. */
-interface TokenProvider {
-  token(): Promise<string>;
-}
-
-/** Adds the audience's token to the RPC's metadata; the RPC fails with the fetch's status. */
-class TokenFilter extends PassThroughFilter implements FilterFactory {
-  constructor(private readonly source: TokenProvider) {
+/** A filter failing every RPC it is given with `failure`. */
+class FailingFilter extends PassThroughFilter implements FilterFactory {
+  constructor(private readonly failure: StatusObject) {
     super();
   }
 
   createFilter(): Filter {
     return this;
   }
-  override async sendMetadata(metadata: Promise<Metadata>): Promise<Metadata> {
-    const [md, token] = await Promise.all([metadata, this.source.token()]);
-    md.set('authorization', `Bearer ${token}`);
-    return md;
-  }
-}
 
-/** A filter failing every RPC it is given with `failure`. */
-function failWith(failure: StatusObject): FilterFactory {
-  return new TokenFilter({ token: () => Promise.reject(failure) });
+  override sendMetadata(): Promise<Metadata> {
+    return Promise.reject(this.failure);
+  }
 }

@@ -4,6 +4,7 @@
 // previous injectors, which drain the connections they hold.
 import type * as net from 'node:net';
 import type { ServerCredentials, ServerInterceptor } from '@grpc/grpc-js';
+import type { SpiffeClientCheck } from '../certificates/spiffe-client-check';
 import type { CertificateProviderConfig } from '../../bootstrap';
 import type { ServerFilterChain, ServerListenerConfig } from '../../resources/listener/update';
 import { selectFilterChain } from '../server-chains';
@@ -17,10 +18,14 @@ export interface Injector {
   destroy(): void;
 }
 
-/** Makes an injector for a chain's credentials and interceptor (the XdsServer's grpc-js). */
+/**
+ * Makes an injector for a chain's credentials and interceptor (the XdsServer's grpc-js), whose
+ * clients `clientCheck` checks (A87) when the chain has one.
+ */
 export type InjectorFactory = (
   credentials: ServerCredentials,
   interceptor: ServerInterceptor,
+  clientCheck: SpiffeClientCheck | undefined,
 ) => Injector;
 
 export class ChainInjectors {
@@ -38,7 +43,7 @@ export class ChainInjectors {
     const chains = [...listener.filterChains];
     if (listener.defaultFilterChain) chains.push(listener.defaultFilterChain);
     for (const chain of chains) {
-      const { credentials, peerCheck, release } = chainCredentials(
+      const { credentials, clientCheck, release } = chainCredentials(
         serverCredentials,
         chain.security,
         providers,
@@ -46,11 +51,7 @@ export class ChainInjectors {
       this.releases.push(release);
       // RBAC's `authenticated` principals need to know whether the chain's connections use TLS.
       const admission = admissionInterceptor(chain, credentials._isSecure(), context);
-      // The client certificate's check sees each RPC first (it is nearer the transport).
-      const interceptor: ServerInterceptor = peerCheck
-        ? (method, call) => admission(method, peerCheck(method, call))
-        : admission;
-      this.injectors.set(chain, injectorFor(credentials, interceptor));
+      this.injectors.set(chain, injectorFor(credentials, admission, clientCheck));
     }
   }
 

@@ -20,6 +20,8 @@ import { errorReason } from '../../errors';
 import { logError } from '../../trace';
 import { BoundPort, type PortOwner, type ServingStatus } from './bound-port';
 import type { Injector } from './chain-injectors';
+import { injectorCheckingClients } from './handshake-check';
+import type { SpiffeClientCheck } from '../certificates/spiffe-client-check';
 import { formatHostPort, parseHostPort } from './host-port';
 
 export type { ServingStatus } from './bound-port';
@@ -58,7 +60,8 @@ export class XdsServer extends Server {
     this.bootstrap = bootstrap;
     this.resourceTimeoutMs = resourceTimeoutMs;
     this.portOwner = {
-      injectorFor: (credentials, interceptor) => this.injectorFor(credentials, interceptor),
+      injectorFor: (credentials, interceptor, clientCheck) =>
+        this.injectorFor(credentials, interceptor, clientCheck),
       reportStatus: (address, status) => onServingStatusUpdate?.(address, status),
       drainGraceTimeMs: drainGraceTimeMs ?? DEFAULT_DRAIN_GRACE_MS,
     };
@@ -129,10 +132,30 @@ export class XdsServer extends Server {
     super.tryShutdown(callback);
   }
 
-  private injectorFor(credentials: ServerCredentials, interceptor: ServerInterceptor): Injector {
-    return this.createConnectionInjector(
-      experimental.createServerCredentialsWithInterceptors(credentials, [interceptor]),
-    ) as Injector;
+  /**
+   * A87's client check runs in the handshake where grpc-js lets it (handshake-check.ts), else
+   * on each RPC, before admission (it is nearer the transport).
+   */
+  private injectorFor(
+    credentials: ServerCredentials,
+    admission: ServerInterceptor,
+    clientCheck: SpiffeClientCheck | undefined,
+  ): Injector {
+    const withInterceptor = (interceptor: ServerInterceptor) =>
+      experimental.createServerCredentialsWithInterceptors(credentials, [interceptor]);
+    if (clientCheck) {
+      const checked = injectorCheckingClients(
+        this,
+        withInterceptor(admission),
+        clientCheck.connectionRefusal,
+      );
+      if (checked) return checked;
+      const perRpc = clientCheck.interceptor;
+      const interceptor: ServerInterceptor = (method, call) =>
+        admission(method, perRpc(method, call));
+      return this.createConnectionInjector(withInterceptor(interceptor)) as Injector;
+    }
+    return this.createConnectionInjector(withInterceptor(admission)) as Injector;
   }
 
   private closePorts(): void {

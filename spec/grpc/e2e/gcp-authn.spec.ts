@@ -2,15 +2,29 @@
 // to the RPCs routed to a Cluster whose metadata names an audience, with tokens from a fake GCE
 // metadata server on 127.0.0.1 (found through GCE_METADATA_HOST, as Google's auth libraries
 // find it), cached until shortly before they expire; a bad filter config or Audience is NACKed.
+// Tokens go on TLS connections only (the backend's certificate made at test time): an RPC that
+// would carry one on an insecure connection fails with UNAUTHENTICATED.
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { edsCluster, endpoints, type JsonObject } from '../../../lib/testing';
-import { ECHO_PATH, unaryMethod, waitUntil } from '../helpers/backends';
+import { XdsChannelCredentials } from '../../../lib/grpc';
+import {
+  TestCertificateAuthority,
+  edsCluster,
+  endpoints,
+  writeCertificateFiles,
+  type JsonObject,
+} from '../../../lib/testing';
+import { waitUntil } from '../helpers/backends';
 import { mockClock, realClock } from '../../helpers/clock';
-import { sendRpc, startXdsEnv, type XdsEnv } from '../helpers/xds-env';
+import { SERVICE, sendRpc, startXdsEnv, type XdsEnv } from '../helpers/xds-env';
+import {
+  recordingBackend,
+  tlsServerCredentials,
+  type RecordingBackend,
+} from '../helpers/recording-backend';
 
 const GCP_AUTHN_URL =
   'type.googleapis.com/envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig';
@@ -54,31 +68,6 @@ class FakeMetadataServer {
   }
 }
 
-/** A backend that records the `authorization` header of every RPC it answers. */
-async function recordingBackend(): Promise<{
-  address: string;
-  seen: string[];
-  stop(): void;
-}> {
-  const seen: string[] = [];
-  const server = new grpc.Server();
-  server.addService(
-    { Echo: unaryMethod(ECHO_PATH) },
-    {
-      Echo: (call: grpc.ServerUnaryCall<Buffer, string>, done: grpc.sendUnaryData<string>) => {
-        seen.push(String(call.metadata.get('authorization')[0] ?? 'none'));
-        done(null, 'backend');
-      },
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
-  return { address: `127.0.0.1:${port}`, seen, stop: () => server.forceShutdown() };
-}
-
 /** HCM fields: the gcp_authn filter (its config fields), then the router. */
 function gcpAuthnFilter(config: JsonObject = {}): JsonObject {
   return {
@@ -90,8 +79,8 @@ function gcpAuthnFilter(config: JsonObject = {}): JsonObject {
 }
 
 /** An EDS cluster whose metadata names `audience` for the filter (typed_filter_metadata). */
-function clusterFor(name: string, audience: string | undefined): JsonObject {
-  const cluster = edsCluster(name);
+function clusterFor(name: string, audience: string | undefined, tls = false): JsonObject {
+  const cluster = edsCluster(name, tls ? { tls: { caInstance: 'roots' } } : {});
   if (audience === undefined) return cluster;
   return {
     ...cluster,
@@ -110,27 +99,48 @@ function tokenOf(header: string): string {
 describe('e2e: GCP authentication filter (A83)', () => {
   let env: XdsEnv;
   let metadataServer: FakeMetadataServer;
-  let backend: Awaited<ReturnType<typeof recordingBackend>>;
+  let ca: TestCertificateAuthority;
+  /** Serves TLS with a certificate for SERVICE, made by `ca`. */
+  let backend: RecordingBackend;
+  /** Serves without TLS. */
+  let plainBackend: RecordingBackend;
 
   beforeEach(async () => {
     metadataServer = new FakeMetadataServer();
     // Read by the plugin at fetch time; this spec file runs in a process of its own.
     process.env.GCE_METADATA_HOST = await metadataServer.start();
     delete process.env.GCE_METADATA_IP;
-    backend = await recordingBackend();
-    env = await startXdsEnv();
+    ca = TestCertificateAuthority.create();
+    backend = await recordingBackend(tlsServerCredentials(ca, SERVICE));
+    plainBackend = await recordingBackend(grpc.ServerCredentials.createInsecure());
+    const roots = await writeCertificateFiles({ ca: ca.certificate });
+    env = await startXdsEnv([], {}, { certificateProviders: { roots } });
   });
 
   afterEach(async () => {
     realClock();
     await env.close();
     backend.stop();
+    plainBackend.stop();
     await metadataServer.close();
     delete process.env.GCE_METADATA_HOST;
   });
 
-  /** Serves clusters `audiences` (name → audience), all on the recording backend. */
-  function serve(audiences: Record<string, string | undefined>, hcm = gcpAuthnFilter()): void {
+  /** A client whose channel credentials are TLS, trusting the backend's CA. */
+  function tlsClient(): grpc.Client {
+    return env.client({}, grpc.credentials.createSsl(Buffer.from(ca.certificate)));
+  }
+
+  /**
+   * Serves clusters `audiences` (name → audience), all on `on` (the TLS backend by default);
+   * the clusters named in `tlsClusters` have an UpstreamTlsContext.
+   */
+  function serve(
+    audiences: Record<string, string | undefined>,
+    hcm = gcpAuthnFilter(),
+    on: (cluster: string) => RecordingBackend = () => backend,
+    tlsClusters: readonly string[] = [],
+  ): void {
     const names = Object.keys(audiences);
     env.serve({
       hcm,
@@ -138,23 +148,24 @@ describe('e2e: GCP authentication filter (A83)', () => {
         match: { prefix: '', headers: [{ name: 'x-cluster', exact_match: name }] },
         route: { cluster: name },
       })),
-      clusters: names.map((name) => clusterFor(name, audiences[name])),
-      endpoints: names.map((name) => endpoints(name, [{ addresses: [backend.address] }])),
+      clusters: names.map((name) => clusterFor(name, audiences[name], tlsClusters.includes(name))),
+      endpoints: names.map((name) => endpoints(name, [{ addresses: [on(name).address] }])),
     });
   }
 
-  /** One RPC to `cluster`: the token the backend saw (`aud#serial`), or the status name. */
+  /** One RPC to `cluster`: the token `on` saw (`aud#serial`), or the status name. */
   async function rpcTo(
     client: grpc.Client,
     cluster: string,
     headers: Record<string, string> = {},
+    on = backend,
   ): Promise<string> {
     const metadata = new grpc.Metadata();
     metadata.set('x-cluster', cluster);
     for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
     try {
       await sendRpc(client, { metadata });
-      return tokenOf(backend.seen.at(-1)!);
+      return tokenOf(on.seen.at(-1)!);
     } catch (e) {
       return grpc.status[(e as grpc.ServiceError).code]!;
     }
@@ -162,7 +173,7 @@ describe('e2e: GCP authentication filter (A83)', () => {
 
   it('adds the ID token for the cluster audience, fetched once for many RPCs', async () => {
     serve({ a: 'https://a.run.app' });
-    const client = env.client();
+    const client = tlsClient();
     const seen = [];
     for (let i = 0; i < 5; i++) seen.push(await rpcTo(client, 'a'));
     assert.deepEqual(seen, Array(5).fill('https://a.run.app#1'));
@@ -171,14 +182,14 @@ describe('e2e: GCP authentication filter (A83)', () => {
 
   it('sends no token to a cluster whose metadata names no audience for the filter', async () => {
     serve({ a: undefined });
-    assert.equal(await rpcTo(env.client(), 'a'), 'none');
+    assert.equal(await rpcTo(tlsClient(), 'a'), 'none');
     assert.equal(metadataServer.requests.length, 0);
   });
 
   it('fetches a new token once the cached one is within 30 s of its expiry', async (t) => {
     const tick = mockClock(t, ['Date']);
     serve({ a: 'https://a.run.app' });
-    const client = env.client();
+    const client = tlsClient();
     assert.equal(await rpcTo(client, 'a'), 'https://a.run.app#1');
     tick(3600_000 - 31_000);
     // Within a minute of the cached expiry: this RPC still uses the token and starts a refresh.
@@ -194,7 +205,7 @@ describe('e2e: GCP authentication filter (A83)', () => {
       { a: 'https://a.run.app', b: 'https://b.run.app' },
       gcpAuthnFilter({ cache_config: { cache_size: 1 } }),
     );
-    const client = env.client();
+    const client = tlsClient();
     const seen = [];
     for (const cluster of ['a', 'a', 'b', 'a']) seen.push(await rpcTo(client, cluster));
     // b's credential pushed a's out of the one-entry cache: a's token is fetched again.
@@ -209,7 +220,7 @@ describe('e2e: GCP authentication filter (A83)', () => {
   it('keeps the cached tokens across a Listener update, trimmed to a new cache_size', async () => {
     const both = { a: 'https://a.run.app', b: 'https://b.run.app' };
     serve(both, gcpAuthnFilter({ cache_config: { cache_size: 2 } }));
-    const client = env.client();
+    const client = tlsClient();
     assert.equal(await rpcTo(client, 'a'), 'https://a.run.app#1');
     assert.equal(await rpcTo(client, 'b'), 'https://b.run.app#2');
     // The new Listener also aborts RPCs that ask for it by header: that tells when it is in use.
@@ -236,7 +247,7 @@ describe('e2e: GCP authentication filter (A83)', () => {
   it('fails RPCs with UNAVAILABLE or UNAUTHENTICATED as the metadata server fails', async () => {
     metadataServer.failWith = 503;
     serve({ a: 'https://a.run.app', b: 'https://b.run.app' });
-    const client = env.client();
+    const client = tlsClient();
     assert.equal(await rpcTo(client, 'a'), 'UNAVAILABLE');
     metadataServer.failWith = 403;
     assert.equal(await rpcTo(client, 'b'), 'UNAUTHENTICATED');
@@ -248,7 +259,7 @@ describe('e2e: GCP authentication filter (A83)', () => {
       env.server.requests.find((r) => r.typeUrl.endsWith(type) && r.errorDetail !== undefined)
         ?.errorDetail?.message;
     serve({ a: '' });
-    const client = env.client();
+    const client = tlsClient();
     assert.equal(await rpcTo(client, 'a'), 'UNAVAILABLE');
     await waitUntil('the Cluster is NACKed', () => nack('.Cluster') !== undefined);
     assert.match(
@@ -267,5 +278,52 @@ describe('e2e: GCP authentication filter (A83)', () => {
       /http_filters\[0\]\.typed_config\.cache_config\.cache_size: must be greater than 0/,
     );
     assert.equal(await rpcTo(client, 'a'), 'https://a.run.app#1');
+  });
+
+  it('fails RPCs with UNAUTHENTICATED on a channel with insecure credentials, sending and fetching no token', async () => {
+    serve({ a: 'https://a.run.app', b: undefined }, gcpAuthnFilter(), () => plainBackend);
+    const client = env.client();
+    const metadata = new grpc.Metadata();
+    metadata.set('x-cluster', 'a');
+    await assert.rejects(sendRpc(client, { metadata }), {
+      code: grpc.status.UNAUTHENTICATED,
+      details: /cannot send the ID token for https:\/\/a\.run\.app on an insecure connection/,
+    });
+    // A cluster that wants no token is served as before.
+    assert.equal(await rpcTo(client, 'b', {}, plainBackend), 'none');
+    assert.deepEqual(plainBackend.seen, ['none']);
+    assert.equal(metadataServer.requests.length, 0);
+  });
+
+  it('adds the token on the TLS connections of XdsChannelCredentials and fails RPCs on their insecure fallback', async () => {
+    const audiences = { secure: 'https://a.run.app', plain: 'https://a.run.app' };
+    serve(
+      audiences,
+      gcpAuthnFilter(),
+      (cluster) => (cluster === 'secure' ? backend : plainBackend),
+      ['secure'],
+    );
+    const client = env.client({}, new XdsChannelCredentials(grpc.credentials.createInsecure()));
+    assert.equal(await rpcTo(client, 'secure'), 'https://a.run.app#1');
+    assert.equal(await rpcTo(client, 'plain', {}, plainBackend), 'UNAUTHENTICATED');
+    assert.deepEqual(plainBackend.seen, []);
+    assert.equal(await rpcTo(client, 'secure'), 'https://a.run.app#1');
+  });
+
+  it('sends the token of the last filter when two filters name an audience for the cluster', async () => {
+    const second = 'gcp-authn-2';
+    const [first, router] = gcpAuthnFilter().http_filters as JsonObject[];
+    const cluster = clusterFor('a', 'https://first.run.app');
+    const metadata = cluster.metadata as { typed_filter_metadata: JsonObject };
+    metadata.typed_filter_metadata[second] = {
+      '@type': AUDIENCE_URL,
+      url: 'https://second.run.app',
+    };
+    env.serve({
+      hcm: { http_filters: [first, { ...first, name: second }, router] },
+      clusters: [cluster],
+      endpoints: [endpoints('a', [{ addresses: [backend.address] }])],
+    });
+    assert.equal(await rpcTo(tlsClient(), 'a'), 'https://second.run.app#1');
   });
 });

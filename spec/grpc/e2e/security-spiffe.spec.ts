@@ -1,7 +1,8 @@
 // End to end (gRFC A87): file_watcher providers with a SPIFFE trust bundle map on both sides of
 // an mTLS connection through `xds:`. Two trust domains, a.test and b.test, each with its own CA;
 // a peer certificate is verified against the roots of the trust domain in its SPIFFE ID. The
-// server answers with the client certificate's SANs, so each spec sees who was let in.
+// server answers with the client certificate's SANs, so each spec sees who was let in; on the
+// server a refused client is refused in the TLS handshake, so its channel never gets ready.
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
@@ -41,6 +42,8 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
   let caB: TestCertificateAuthority;
   let port: number;
   let serving: boolean;
+  /** The client SANs of the RPCs the server's handler ran for. */
+  let handled: string[];
 
   beforeEach(async () => {
     register();
@@ -49,6 +52,7 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
     caB = TestCertificateAuthority.create('trust domain b.test');
     clients = [];
     server = undefined;
+    handled = [];
   });
 
   afterEach(async () => {
@@ -92,7 +96,12 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
       onServingStatusUpdate: (_address, status) => (serving = status.serving),
     });
     server = xdsServer;
-    xdsServer.addService(PEER_ECHO_SERVICE, PEER_ECHO_HANDLERS);
+    xdsServer.addService(PEER_ECHO_SERVICE, {
+      Echo: (call: grpc.ServerUnaryCall<Buffer, string>, done: grpc.sendUnaryData<string>) => {
+        handled.push(call.getAuthContext().sslPeerCertificate?.subjectaltname ?? 'none');
+        (PEER_ECHO_HANDLERS.Echo as grpc.handleUnaryCall<Buffer, string>)(call, done);
+      },
+    });
     const credentials = new XdsServerCredentials(grpc.ServerCredentials.createInsecure());
     port = await bindLoopback(xdsServer, credentials);
     management.setResource(
@@ -151,23 +160,60 @@ describe('SPIFFE trust bundle maps (gRFC A87)', () => {
     assert.equal(await call(b), 'peer URI:spiffe://b.test/client');
   });
 
-  it("refuses, on the server, a client whose certificate does not chain to its own trust domain's roots", async () => {
+  /**
+   * Waits until a.test's client is served, then expects `c`'s RPCs to fail with UNAVAILABLE
+   * because its connection does: the server refused it in the handshake, so the channel never
+   * gets ready, the per-RPC refusal never answers, and no handler runs for it.
+   */
+  async function assertRefusedInHandshake(c: grpc.Client): Promise<void> {
+    const a = client('a');
+    await waitUntil('a.test is served', async () => (await call(a)).startsWith('peer'));
+    const before = handled.length;
+    await waitUntil('an RPC fails', async () => (await call(c)).startsWith('UNAVAILABLE'));
+    for (let i = 0; i < 3; i++) {
+      const answer = await call(c);
+      assert.match(answer, /^UNAVAILABLE: /);
+      assert.doesNotMatch(answer, /client certificate refused/);
+    }
+    assert.notEqual(c.getChannel().getConnectivityState(false), grpc.connectivityState.READY);
+    assert.equal(handled.length, before, 'no handler ran for the refused client');
+  }
+
+  it("refuses, in the server's TLS handshake, a client whose certificate does not chain to its own trust domain's roots", async () => {
     await start({
       server: await serverOfA(),
+      a: await clientOf(caA, ['spiffe://a.test/client']),
       // Signed by a.test's CA, which the server trusts, but naming b.test.
       impostor: await clientOf(caA, ['spiffe://b.test/impostor']),
       unknown: await clientOf(caA, ['spiffe://c.test/client']),
       twoIds: await clientOf(caA, ['spiffe://a.test/one', 'spiffe://a.test/two']),
     });
-    await assertRefused(
-      client('impostor'),
-      /SPIFFE verification failed: the peer certificate does not chain to a root of trust domain "b\.test"/,
+    await assertRefusedInHandshake(client('impostor'));
+    await assertRefusedInHandshake(client('unknown'));
+    await assertRefusedInHandshake(client('twoIds'));
+  });
+
+  it('accepts, on the server, a client whose chain leads through an intermediate CA of its trust domain, and refuses one through an intermediate of another', async () => {
+    /** A client provider whose certificate `ca`'s intermediate issued, sent with it. */
+    const throughIntermediate = async (ca: TestCertificateAuthority, uri: string) => {
+      const intermediate = ca.intermediate(`intermediate of ${uri}`);
+      const leaf = intermediate.issue({ uris: [uri] });
+      const identity = { ...leaf, certificate: leaf.certificate + intermediate.certificate };
+      return provider({ identity, map: bothDomains() });
+    };
+    await start({
+      server: await serverOfA(),
+      a: await clientOf(caA, ['spiffe://a.test/client']),
+      chained: await throughIntermediate(caA, 'spiffe://a.test/chained'),
+      // b.test's intermediate, which the server's TLS accepts, but naming a.test.
+      crossed: await throughIntermediate(caB, 'spiffe://a.test/crossed'),
+    });
+    const chained = client('chained');
+    await waitUntil('the chained client is served', async () =>
+      (await call(chained)).startsWith('peer'),
     );
-    await assertRefused(
-      client('unknown'),
-      /trust domain "c\.test" is not in the SPIFFE trust bundle map/,
-    );
-    await assertRefused(client('twoIds'), /has 2 URI SANs; a SPIFFE certificate has exactly one/);
+    assert.equal(await call(chained), 'peer URI:spiffe://a.test/chained');
+    await assertRefusedInHandshake(client('crossed'));
   });
 
   it('refuses, on the client, a server of a trust domain missing from its map, and accepts it once the map is reloaded with it', async () => {

@@ -262,10 +262,14 @@ export async function closeAll(): Promise<void> {
 /**
  * A grpc-js client for `target`. Its own subchannel pool, so that specs sharing backends do
  * not share connections, and a short reconnect backoff, so that a backend brought back is
- * used within a fraction of a second. `options` are added on top.
+ * used within a fraction of a second. `options` are added on top. Insecure unless `credentials`.
  */
-export function newClient(target: string, options: grpc.ChannelOptions = {}): grpc.Client {
-  return new grpc.Client(target, grpc.credentials.createInsecure(), {
+export function newClient(
+  target: string,
+  options: grpc.ChannelOptions = {},
+  credentials = grpc.credentials.createInsecure(),
+): grpc.Client {
+  return new grpc.Client(target, credentials, {
     'grpc.use_local_subchannel_pool': 1,
     'grpc.initial_reconnect_backoff_ms': 100,
     'grpc.max_reconnect_backoff_ms': 200,

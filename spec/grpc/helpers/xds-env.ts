@@ -64,8 +64,11 @@ export interface XdsEnv {
    * route configuration, the clusters and their endpoints.
    */
   serve(service: Service): void;
-  /** A grpc-js client on `target` (default TARGET) with the server's bootstrap. */
-  client(options?: grpc.ChannelOptions & { target?: string }): grpc.Client;
+  /** A grpc-js client on `target` (default TARGET) with the server's bootstrap (insecure by default). */
+  client(
+    options?: grpc.ChannelOptions & { target?: string },
+    credentials?: grpc.ChannelCredentials,
+  ): grpc.Client;
   /** Closes clients, backends and the server. Idempotent. */
   close(): Promise<void>;
 }
@@ -104,13 +107,14 @@ export async function startXdsEnv(
       server.setResources('cluster', [...service.clusters]);
       server.setResources('endpoint', [...(service.endpoints ?? [])]);
     },
-    client(options = {}) {
+    client(options = {}, credentials) {
       const { target = TARGET, ...rest } = options;
-      const client = newClient(target, {
+      const channelOptions = {
         [BOOTSTRAP_OPTION]: bootstrap,
         [PRIORITY_FAILOVER_TIMEOUT_OPTION]: FAILOVER_TIMEOUT_MS,
         ...rest,
-      });
+      };
+      const client = newClient(target, channelOptions, credentials);
       clients.add(client);
       return client;
     },

@@ -1,6 +1,8 @@
 // `xds_client.cluster_manager` (gRFC A28, A31): one child per cluster the routes or in-flight
 // RPCs use, each a `cds` policy; an RPC goes to the child its ConfigSelector chose, with the
-// endpoint's hostname as its :authority when its route says so (A81, common/authority-rewrite.ts).
+// endpoint's hostname as its :authority when its route says so (A81, common/authority-rewrite.ts)
+// and the ID tokens of its gcp_authn filters when the connection is TLS (A83,
+// gcp-authn/token-credentials.ts).
 
 import {
   connectivityState,
@@ -12,6 +14,7 @@ import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, POLICY } from '../../names'
 import { aggregateState } from '../common/aggregate-state';
 import { rewriteAuthority, withHostnameOf } from '../common/authority-rewrite';
 import { throughHttpProxy } from '../../http-connect';
+import { addTokenCredentials } from '../../gcp-authn/token-credentials';
 import { dropPick } from '../common/pick-results';
 
 type Endpoint = experimental.Endpoint;
@@ -161,6 +164,7 @@ class ClusterManagerPicker implements experimental.Picker {
     const picker = this.pickers.get(cluster);
     // Cannot happen while the selector holds its clusters (A31); fail rather than hang.
     if (!picker) return dropPick(`cluster "${cluster}" is not in the channel's configuration`);
-    return rewriteAuthority(picker.pick(args), args.extraPickInfo[PICK_AUTHORITY]);
+    const picked = rewriteAuthority(picker.pick(args), args.extraPickInfo[PICK_AUTHORITY]);
+    return addTokenCredentials(picked, args.extraPickInfo);
   }
 }
