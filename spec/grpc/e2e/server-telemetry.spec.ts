@@ -5,42 +5,22 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { BOOTSTRAP_OPTION, register, XdsServer, type TelemetryOptions } from '../../../lib/grpc';
-import {
-  ManagementServer,
-  rbacFilter,
-  serverListener,
-  type ServerListenerOptions,
-} from '../../../lib/testing';
+import { register, type TelemetryOptions } from '../../../lib/grpc';
+import { ManagementServer, rbacFilter } from '../../../lib/testing';
 import { waitUntil } from '../helpers/backends';
 import { inMemoryMetrics, pointLines, type InMemoryMetrics } from '../helpers/telemetry';
+import {
+  FAILING,
+  HELD,
+  startXdsServer,
+  stream,
+  UNARY,
+  unary as unaryCall,
+  UNKNOWN,
+  type ServedXds,
+} from '../helpers/telemetry-service';
 
-const TEMPLATE = 'grpc/server?xds.resource.listening_address=%s';
-const UNARY = '/test.Echo/Echo';
-const FAILING = '/test.Echo/Fail';
-const HELD = '/test.Echo/Held';
-const STREAM = '/test.Echo/Stream';
-const UNKNOWN = '/test.Echo/Unknown';
 const identity = (b: Buffer) => b;
-
-function method(path: string, streaming = false): grpc.MethodDefinition<Buffer, Buffer> {
-  return {
-    path,
-    requestStream: streaming,
-    responseStream: streaming,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
-}
-
-const SERVICE: grpc.ServiceDefinition = {
-  Echo: method(UNARY),
-  Fail: method(FAILING),
-  Held: method(HELD),
-  Stream: method(STREAM, true),
-};
 
 /** Labels of the duration and size points: `method status`. */
 const METHOD_STATUS = ['grpc.method', 'grpc.status'];
@@ -48,41 +28,15 @@ const METHOD_STATUS = ['grpc.method', 'grpc.status'];
 describe('XdsServer per-call metrics (gRFC A66)', () => {
   let management: ManagementServer;
   let metrics: InMemoryMetrics;
-  let server: XdsServer;
+  let xds: ServedXds;
   let client: grpc.Client;
-  let port: number;
   let handled: string[];
 
   async function start(options: Omit<TelemetryOptions, 'meterProvider'> = {}): Promise<void> {
     metrics = inMemoryMetrics();
     register({ ...options, meterProvider: metrics.provider });
-    server = new XdsServer({
-      [BOOTSTRAP_OPTION]: JSON.stringify(
-        management.bootstrap({ serverListenerResourceNameTemplate: TEMPLATE }),
-      ),
-    });
-    handled = [];
-    server.addService(SERVICE, {
-      Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
-        handled.push(UNARY);
-        done(null, Buffer.concat([call.request, call.request]));
-      },
-      Fail: (_call: unknown, done: grpc.sendUnaryData<Buffer>) => {
-        handled.push(FAILING);
-        done({ code: grpc.status.NOT_FOUND, details: 'no such thing' });
-      },
-      Held: () => handled.push(HELD),
-      Stream: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
-        call.on('data', (b: Buffer) => call.write(Buffer.concat([b, b, b])));
-        call.on('end', () => call.end());
-      },
-    });
-    port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
-    client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    xds = await startXdsServer(management);
+    ({ client, handled } = xds);
   }
 
   beforeEach(async () => {
@@ -90,33 +44,15 @@ describe('XdsServer per-call metrics (gRFC A66)', () => {
   });
 
   afterEach(async () => {
-    client.close();
-    server.forceShutdown();
+    xds.close();
     await management.close();
     await metrics.shutdown();
     register({});
   });
 
-  /** Serves with `options`' Listener; resolves once an RPC is answered. */
-  async function serve(options: ServerListenerOptions = {}): Promise<void> {
-    const name = TEMPLATE.replace('%s', `127.0.0.1:${port}`);
-    management.setResource('listener', serverListener(name, '127.0.0.1', port, options));
-    await waitUntil('the server serves', async () => (await unary(UNARY, 1)) === 'OK');
-  }
-
-  /** One unary RPC with a request of `bytes` bytes: OK or the status code's name. */
-  function unary(path: string, bytes: number, deadlineMs = 2000): Promise<string> {
-    return new Promise((resolve) =>
-      client.makeUnaryRequest(
-        path,
-        identity,
-        identity,
-        Buffer.alloc(bytes, 'a'),
-        { deadline: Date.now() + deadlineMs },
-        (e) => resolve(e ? grpc.status[e.code] : 'OK'),
-      ),
-    );
-  }
+  const serve = (options?: Parameters<ServedXds['serve']>[0]) => xds.serve(options);
+  const unary = (path: string, bytes: number, deadlineMs = 2000) =>
+    unaryCall(client, path, bytes, { deadlineMs });
 
   /** The points of `name`, one line each (`method status → count`), and its unit. */
   async function lines(
@@ -162,18 +98,7 @@ describe('XdsServer per-call metrics (gRFC A66)', () => {
   it('records a streaming RPC once, with every message it carried', async () => {
     await start();
     await serve();
-    const call = client.makeBidiStreamRequest(STREAM, identity, identity);
-    const replies: Buffer[] = [];
-    const ended = new Promise<void>((resolve, reject) => {
-      call.on('data', (b: Buffer) => replies.push(b));
-      call.on('status', (s: grpc.StatusObject) =>
-        s.code === grpc.status.OK ? resolve() : reject(new Error(s.details)),
-      );
-    });
-    call.write(Buffer.alloc(4));
-    call.write(Buffer.alloc(6));
-    call.end();
-    await ended;
+    const replies = await stream(client, [Buffer.alloc(4), Buffer.alloc(6)]);
     assert.equal(replies.length, 2);
     assert.deepEqual(await sums('grpc.server.call.rcvd_total_compressed_message_size'), [
       'test.Echo/Echo OK Σ 1',
@@ -188,7 +113,7 @@ describe('XdsServer per-call metrics (gRFC A66)', () => {
   it('records the compressed bytes of a request the client compressed', async () => {
     await start();
     await serve();
-    const gzip = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+    const gzip = new grpc.Client(`127.0.0.1:${xds.port}`, grpc.credentials.createInsecure(), {
       'grpc.default_compression_algorithm': 2,
     });
     try {
