@@ -21,6 +21,9 @@ import { telemetryOf, telemetryNow, type Telemetry } from './telemetry';
 
 type Api = typeof import('@opentelemetry/api');
 
+/** How much earlier than the server's deadline the client's may have passed (transit). */
+const DEADLINE_SLACK_MS = 100;
+
 /**
  * A66's server instruments and A72's server span for every RPC of a plain grpc-js server:
  * `new grpc.Server({ interceptors: [telemetryServerInterceptor(), ...] })`, first in the list.
@@ -123,10 +126,13 @@ class ServerCallRecord {
 
   /**
    * The stream closed (after a status, or instead of one when the client cancelled or its
-   * deadline passed first: grpc-js's own deadline sends DEADLINE_EXCEEDED, seen as a status).
+   * deadline passed first: grpc-js's own deadline timer sends DEADLINE_EXCEEDED, seen as a
+   * status). The client's deadline comes before the server's copy of it by the headers'
+   * transit time, so a cancellation that close to the server's deadline is the deadline's.
    */
   cancelled(call: ServerInterceptingCallInterface): void {
-    const expired = call.getDeadline() !== Infinity && Date.now() >= Number(call.getDeadline());
+    const deadline = Number(call.getDeadline());
+    const expired = Number.isFinite(deadline) && Date.now() >= deadline - DEADLINE_SLACK_MS;
     if (expired) this.status(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
     else this.status(status.CANCELLED, 'Cancelled by the client');
   }

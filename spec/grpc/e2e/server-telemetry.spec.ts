@@ -158,6 +158,29 @@ describe('XdsServer per-call metrics (gRFC A66)', () => {
     ]);
   });
 
+  it('records an RPC the client cancels as CANCELLED', async () => {
+    await start();
+    await serve();
+    const call = client.makeUnaryRequest(
+      HELD,
+      identity,
+      identity,
+      Buffer.alloc(1),
+      { deadline: Date.now() + 60_000 },
+      () => {},
+    );
+    await waitUntil('the held RPC reached its handler', async () => handled.includes(HELD));
+    call.cancel();
+    await waitUntil('the cancelled RPC is recorded', async () => {
+      const [, recorded] = await lines('grpc.server.call.duration');
+      return recorded.length === 2;
+    });
+    assert.deepEqual((await lines('grpc.server.call.duration'))[1], [
+      'test.Echo/Echo OK → 1',
+      'test.Echo/Held CANCELLED → 1',
+    ]);
+  });
+
   it('records an RPC its RBAC policy denies as PERMISSION_DENIED; the handler never runs', async () => {
     await start();
     await serve({
