@@ -355,7 +355,7 @@ const GRPC_SURFACE: Record<string, ExportKind> = {
   grpcTraceBinPropagator: 'function',
   register: 'function',
   registerAuditLoggerFactory: 'function',
-  telemetryServerInterceptor: 'function',
+  serverTelemetryInterceptor: 'function',
 };
 
 describe('public surface', { skip: built ? false : 'run `npm run build` first' }, () => {

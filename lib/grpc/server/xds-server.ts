@@ -18,7 +18,7 @@ import { percentEncodePath } from '../listener-name';
 import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from '../names';
 import { errorReason } from '../../errors';
 import { logError } from '../../trace';
-import { recordUnimplemented, serverTelemetryInterceptor } from '../telemetry/server-interceptor';
+import { recordUnimplemented, telemetryInterceptorFor } from '../telemetry/server-interceptor';
 import { telemetryNow, type Telemetry } from '../telemetry/telemetry';
 import { BoundPort, type PortOwner, type ServingStatus } from './bound-port';
 import type { Injector } from './chain-injectors';
@@ -68,7 +68,7 @@ export class XdsServer extends Server {
     };
     const telemetry = telemetryNow();
     if (telemetry) {
-      this.telemetryInterceptor = serverTelemetryInterceptor(telemetry);
+      this.telemetryInterceptor = telemetryInterceptorFor(telemetry);
       recordUnregisteredMethods(this, telemetry);
     }
   }

@@ -2,7 +2,7 @@
 // interceptor. It must be the first in the server's list (nearest the transport) so that it
 // sees every RPC another interceptor refuses, and it runs the handler with the call's span
 // active, so that the application's own spans are its children. XdsServer installs it on its
-// ports; `telemetryServerInterceptor()` gives it to plain grpc-js servers.
+// ports; `serverTelemetryInterceptor()` gives it to plain grpc-js servers.
 import {
   ServerInterceptingCall,
   status,
@@ -26,21 +26,21 @@ const DEADLINE_SLACK_MS = 100;
 
 /**
  * A66's server instruments and A72's server span for every RPC of a plain grpc-js server:
- * `new grpc.Server({ interceptors: [telemetryServerInterceptor(), ...] })`, first in the list.
+ * `new grpc.Server({ interceptors: [serverTelemetryInterceptor(), ...] })`, first in the list.
  * Without `options`, `register()`'s (else the global providers), read now. grpc-js answers a
  * method nobody registered before any interceptor runs: such RPCs are not recorded (an
  * XdsServer records them as `other`).
  */
-export function telemetryServerInterceptor(options?: TelemetryOptions): ServerInterceptor {
+export function serverTelemetryInterceptor(options?: TelemetryOptions): ServerInterceptor {
   const telemetry =
     options === undefined ? telemetryNow() : telemetryOf(checkTelemetryOptions(options));
   return telemetry
-    ? serverTelemetryInterceptor(telemetry)
+    ? telemetryInterceptorFor(telemetry)
     : (_method, call) => new ServerInterceptingCall(call);
 }
 
 /** The interceptor recording each RPC that reaches a registered handler. */
-export function serverTelemetryInterceptor(telemetry: Telemetry): ServerInterceptor {
+export function telemetryInterceptorFor(telemetry: Telemetry): ServerInterceptor {
   const instruments = telemetry.meterProvider && serverCallInstruments(telemetry.meterProvider);
   return (method, call) => {
     const record = new ServerCallRecord(

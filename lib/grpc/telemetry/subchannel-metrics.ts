@@ -8,6 +8,7 @@ import type { ClientHttp2Session } from 'node:http2';
 import { connectivityState, type experimental } from '@grpc/grpc-js';
 import type { Attributes, MeterProvider } from '@opentelemetry/api';
 import { SUBCHANNEL_SHUTDOWN, UNKNOWN_REASON, watchCloseReason } from './disconnect-reason';
+import { localityLabel } from './labels';
 import type { OptionalLabel } from './options';
 import { subchannelInstruments, type SubchannelInstruments } from './subchannel-instruments';
 
@@ -53,8 +54,7 @@ export function watchSubchannel(
     labels['grpc.lb.backend_service'] = place.cluster;
   }
   if (config.optionalLabels.has('grpc.lb.locality')) {
-    const l = place.locality;
-    labels['grpc.lb.locality'] = l ? `${l.region}/${l.zone}/${l.subZone}` : '';
+    labels['grpc.lb.locality'] = localityLabel(place.locality);
   }
   const key = JSON.stringify(labels);
   const ref = subchannel.getChannelzRef() as object;

@@ -1,10 +1,10 @@
 // End to end (gRFC A66, A72): a plain grpc-js server (no xDS) given
-// `telemetryServerInterceptor()` first in its interceptors records the same server instruments
+// `serverTelemetryInterceptor()` first in its interceptors records the same server instruments
 // and spans as an XdsServer, with its own providers or register()'s.
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { register, telemetryServerInterceptor } from '../../../lib/grpc';
+import { register, serverTelemetryInterceptor } from '../../../lib/grpc';
 import { inMemoryMetrics, inMemoryTraces, pointLines } from '../helpers/telemetry';
 import {
   FAILING,
@@ -15,7 +15,7 @@ import {
   unary,
 } from '../helpers/telemetry-service';
 
-describe('telemetryServerInterceptor (gRFC A66, A72)', () => {
+describe('serverTelemetryInterceptor (gRFC A66, A72)', () => {
   const stops: (() => Promise<void> | void)[] = [];
 
   afterEach(async () => {
@@ -48,7 +48,7 @@ describe('telemetryServerInterceptor (gRFC A66, A72)', () => {
       () => traces.shutdown(),
     );
     const client = await start([
-      telemetryServerInterceptor({
+      serverTelemetryInterceptor({
         meterProvider: metrics.provider,
         tracerProvider: traces.provider,
       }),
@@ -96,7 +96,7 @@ describe('telemetryServerInterceptor (gRFC A66, A72)', () => {
             },
           }),
       });
-    const client = await start([telemetryServerInterceptor(), refuseFail]);
+    const client = await start([serverTelemetryInterceptor(), refuseFail]);
     assert.equal(await unary(client, FAILING, 1), 'UNAUTHENTICATED');
     const keys = ['grpc.method', 'grpc.status'];
     assert.deepEqual(pointLines((await metrics.read('grpc.server.call.duration')).points, keys), [

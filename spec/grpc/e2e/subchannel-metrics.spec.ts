@@ -15,6 +15,8 @@ const FAILED = 'grpc.subchannel.connection_attempts_failed';
 const DISCONNECTIONS = 'grpc.subchannel.disconnections';
 const OPEN = 'grpc.subchannel.open_connections';
 const LOCALITY = { region: 'eu', zone: 'eu-1', subZone: 'rack-7' };
+/** A78's label for LOCALITY. */
+const LOCALITY_LABEL = '{region="eu", zone="eu-1", sub_zone="rack-7"}';
 
 describe('subchannel metrics (gRFC A94)', () => {
   let env: XdsEnv;
@@ -46,10 +48,10 @@ describe('subchannel metrics (gRFC A94)', () => {
     const client = env.client();
     assert.equal(await sendRpc(client), 'a');
     const where = ['grpc.target', 'grpc.lb.backend_service', 'grpc.lb.locality'];
-    assert.deepEqual(await lines(SUCCEEDED, where), [`${TARGET} c eu/eu-1/rack-7 → 1`]);
+    assert.deepEqual(await lines(SUCCEEDED, where), [`${TARGET} c ${LOCALITY_LABEL} → 1`]);
     assert.equal((await metrics.read(SUCCEEDED)).unit, '{attempt}');
     assert.deepEqual(await lines(OPEN, [...where, 'grpc.security_level']), [
-      `${TARGET} c eu/eu-1/rack-7 none → 1`,
+      `${TARGET} c ${LOCALITY_LABEL} none → 1`,
     ]);
     assert.equal((await metrics.read(OPEN)).unit, '{connection}');
     assert.deepEqual(await lines(FAILED, where), []);
@@ -60,10 +62,10 @@ describe('subchannel metrics (gRFC A94)', () => {
     });
     // A grpc-js server shutting down says goodbye with a GOAWAY frame before closing.
     assert.deepEqual(await lines(DISCONNECTIONS, [...where, 'grpc.disconnect_error']), [
-      `${TARGET} c eu/eu-1/rack-7 GOAWAY NO_ERROR → 1`,
+      `${TARGET} c ${LOCALITY_LABEL} GOAWAY NO_ERROR → 1`,
     ]);
     assert.equal((await metrics.read(DISCONNECTIONS)).unit, '{disconnection}');
-    assert.deepEqual(await lines(OPEN, where), [`${TARGET} c eu/eu-1/rack-7 → 0`]);
+    assert.deepEqual(await lines(OPEN, where), [`${TARGET} c ${LOCALITY_LABEL} → 0`]);
   });
 
   it('counts the attempts to a backend that refuses connections as failed', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 // Internal on purpose: no public way makes grpc-js hand an interceptor a call of another shape.
-import { serverTelemetryInterceptor } from '../../../lib/grpc/telemetry/server-interceptor';
+import { telemetryInterceptorFor } from '../../../lib/grpc/telemetry/server-interceptor';
 import { telemetryOf } from '../../../lib/grpc/telemetry/telemetry';
 import { inMemoryMetrics } from '../helpers/telemetry';
 
@@ -44,7 +44,7 @@ describe('server telemetry on a call of another shape', () => {
     const telemetry = telemetryOf({ meterProvider: metrics.provider });
     assert.ok(telemetry);
     const sent: unknown[] = [];
-    const call = serverTelemetryInterceptor(telemetry)(METHOD, bareCall(sent));
+    const call = telemetryInterceptorFor(telemetry)(METHOD, bareCall(sent));
     call.start({
       onReceiveMetadata: () => {},
       onReceiveMessage: () => {},
