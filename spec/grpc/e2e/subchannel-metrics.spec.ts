@@ -4,6 +4,7 @@
 // the endpoint's locality.
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
 import { register, type OptionalLabel } from '../../../lib/grpc';
 import { edsCluster, endpoints } from '../../../lib/testing';
 import { waitUntil } from '../helpers/backends';
@@ -111,5 +112,40 @@ describe('subchannel metrics (gRFC A94)', () => {
     assert.equal(await sendRpc(second), 'a');
     assert.deepEqual(await lines(SUCCEEDED, ['grpc.target']), [`${TARGET} → 1`]);
     assert.deepEqual(await lines(OPEN, ['grpc.target']), [`${TARGET} → 1`]);
+  });
+
+  it('counts a connection the peer resets as connection reset', async () => {
+    await start(['a']);
+    // A relay in front of the backend, whose connections the test resets (TCP RST).
+    const relayed = new Set<net.Socket>();
+    const relay = net.createServer((socket) => {
+      const upstream = net.connect(env.backends.a!.port, '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      relayed.add(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+      socket.on('close', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = relay.address() as net.AddressInfo;
+      env.serve({
+        clusters: [edsCluster('c')],
+        endpoints: [endpoints('c', [{ addresses: [`127.0.0.1:${port}`] }])],
+      });
+      const client = env.client();
+      assert.equal(await sendRpc(client), 'a');
+      for (const socket of relayed) socket.resetAndDestroy();
+      await waitUntil('the reset is counted', async () => {
+        return (await lines(DISCONNECTIONS, ['grpc.disconnect_error'])).length === 1;
+      });
+      assert.deepEqual(await lines(DISCONNECTIONS, ['grpc.disconnect_error']), [
+        'connection reset → 1',
+      ]);
+    } finally {
+      const closed = new Promise<void>((resolve) => relay.close(() => resolve()));
+      for (const socket of relayed) socket.destroy();
+      await closed;
+    }
   });
 });
