@@ -52,6 +52,11 @@ const INTERNAL = 'grpc.internal.no_subchannel.xds_client';
 export const XDS_CONFIG_ATTRIBUTE = `${INTERNAL}.config`;
 /** Attribute: the config below grpc-js's `outlier_detection` (lb/outlier-detection/outlier-detection.ts). */
 export const OUTLIER_DETECTION_CHILD_ATTRIBUTE = `${INTERNAL}.outlier_detection_child`;
+/**
+ * Attribute: the channel's target and MeterProvider for A94's subchannel metrics
+ * (telemetry/subchannel-metrics.ts), set by the resolver when a MeterProvider is configured.
+ */
+export const SUBCHANNEL_METRICS_ATTRIBUTE = `${INTERNAL}.subchannel_metrics`;
 
 /**
  * Subchannel option: the cluster's TLS settings (a SubchannelSecurity, certificates/security.ts),

@@ -19,7 +19,16 @@ import { GcpAuthn, type AudienceCaches } from './gcp-authn/filter';
 import { DependencyManager, routeClusters } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
-import { BOOTSTRAP_OPTION, POLICY, RESOURCE_TIMEOUT_OPTION, XDS_CONFIG_ATTRIBUTE } from './names';
+import {
+  BOOTSTRAP_OPTION,
+  POLICY,
+  RESOURCE_TIMEOUT_OPTION,
+  SUBCHANNEL_METRICS_ATTRIBUTE,
+  XDS_CONFIG_ATTRIBUTE,
+} from './names';
+import { canonicalTarget } from './telemetry/labels';
+import type { SubchannelMetricsConfig } from './telemetry/subchannel-metrics';
+import { telemetryNow } from './telemetry/telemetry';
 import { RouteTable } from './routing';
 import type { XdsConfig } from './xds-config';
 
@@ -39,12 +48,21 @@ export class XdsResolver implements experimental.Resolver {
   private running: Running | undefined;
   /** Counts starts and destroys: a result queued by one is dropped once another came. */
   private generation = 0;
+  /** A94's metrics for the channel's subchannels; undefined when no MeterProvider records. */
+  private readonly subchannelMetrics: SubchannelMetricsConfig | undefined;
 
   constructor(
     private readonly target: experimental.GrpcUri,
     private readonly listener: experimental.ResolverListener,
     private readonly options: ChannelOptions,
-  ) {}
+  ) {
+    const telemetry = telemetryNow();
+    this.subchannelMetrics = telemetry?.meterProvider && {
+      target: canonicalTarget(experimental.uriToString(target)),
+      meterProvider: telemetry.meterProvider,
+      optionalLabels: telemetry.optionalLabels,
+    };
+  }
 
   /** The channel's default `:authority`: the target's path, as other gRPC xDS clients do. */
   static getDefaultAuthority(target: experimental.GrpcUri): string {
@@ -183,6 +201,7 @@ export class XdsResolver implements experimental.Resolver {
     const attributes = {
       [XDS_CONFIG_ATTRIBUTE]: config,
       [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: selector,
+      ...(this.subchannelMetrics && { [SUBCHANNEL_METRICS_ATTRIBUTE]: this.subchannelMetrics }),
     };
     let accepted = false;
     try {

@@ -343,15 +343,19 @@ const GRPC_SURFACE: Record<string, ExportKind> = {
   AuditLogger: 'type',
   AuditLoggerFactory: 'type',
   BOOTSTRAP_OPTION: 'const',
+  OptionalLabel: 'type',
   RESOURCE_TIMEOUT_OPTION: 'const',
   RING_SIZE_CAP_OPTION: 'const',
   ServingStatus: 'type',
+  TelemetryOptions: 'type',
   XdsChannelCredentials: 'class',
   XdsServer: 'class',
   XdsServerCredentials: 'class',
   XdsServerOptions: 'type',
+  grpcTraceBinPropagator: 'function',
   register: 'function',
   registerAuditLoggerFactory: 'function',
+  serverTelemetryInterceptor: 'function',
 };
 
 describe('public surface', { skip: built ? false : 'run `npm run build` first' }, () => {

@@ -18,6 +18,8 @@ import { percentEncodePath } from '../listener-name';
 import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from '../names';
 import { errorReason } from '../../errors';
 import { logError } from '../../trace';
+import { recordUnimplemented, telemetryInterceptorFor } from '../telemetry/server-interceptor';
+import { telemetryNow, type Telemetry } from '../telemetry/telemetry';
 import { BoundPort, type PortOwner, type ServingStatus } from './bound-port';
 import type { Injector } from './chain-injectors';
 import { injectorCheckingClients } from './handshake-check';
@@ -47,6 +49,8 @@ export class XdsServer extends Server {
   private readonly resourceTimeoutMs: number | undefined;
   /** What its ports need of the server, kept off the class's own (public) members. */
   private readonly portOwner: PortOwner;
+  /** A66/A72's interceptor, first on every chain; undefined when nothing records. */
+  private readonly telemetryInterceptor: ServerInterceptor | undefined;
 
   constructor(options: XdsServerOptions = {}) {
     const {
@@ -65,6 +69,11 @@ export class XdsServer extends Server {
       reportStatus: (address, status) => onServingStatusUpdate?.(address, status),
       drainGraceTimeMs: drainGraceTimeMs ?? DEFAULT_DRAIN_GRACE_MS,
     };
+    const telemetry = telemetryNow();
+    if (telemetry) {
+      this.telemetryInterceptor = telemetryInterceptorFor(telemetry);
+      recordUnregisteredMethods(this, telemetry);
+    }
   }
 
   /**
@@ -134,15 +143,20 @@ export class XdsServer extends Server {
 
   /**
    * A87's client check runs in the handshake where grpc-js lets it (handshake-check.ts), else
-   * on each RPC, before admission (it is nearer the transport).
+   * on each RPC, before admission (it is nearer the transport). Telemetry comes first of all,
+   * so that it records the RPCs the others refuse.
    */
   private injectorFor(
     credentials: ServerCredentials,
     admission: ServerInterceptor,
     clientCheck: SpiffeClientCheck | undefined,
   ): Injector {
+    const telemetry = this.telemetryInterceptor;
     const withInterceptor = (interceptor: ServerInterceptor) =>
-      experimental.createServerCredentialsWithInterceptors(credentials, [interceptor]);
+      experimental.createServerCredentialsWithInterceptors(
+        credentials,
+        telemetry ? [telemetry, interceptor] : [interceptor],
+      );
     if (clientCheck) {
       const checked = injectorCheckingClients(
         this,
@@ -162,4 +176,20 @@ export class XdsServer extends Server {
     for (const port of this.ports) port.close();
     this.ports.clear();
   }
+}
+
+/**
+ * grpc-js answers a method with no handler UNIMPLEMENTED before any interceptor runs; A66 still
+ * counts it (as `other`). Its handler lookup is the one place that sees such an RPC, so the
+ * server's own lookup is wrapped (decision 0066).
+ */
+function recordUnregisteredMethods(server: Server, telemetry: Telemetry): void {
+  const internals = server as unknown as { _retrieveHandler?: (path: string) => unknown };
+  const lookup = internals._retrieveHandler;
+  if (typeof lookup !== 'function') return;
+  internals._retrieveHandler = function (this: Server, path: string) {
+    const handler: unknown = lookup.call(this, path);
+    if (handler === null || handler === undefined) recordUnimplemented(telemetry, path);
+    return handler;
+  };
 }

@@ -24,6 +24,16 @@ export function methodLabel(path: string): string {
   return path.startsWith('/') ? path.slice(1) : path;
 }
 
+/**
+ * A78's `grpc.lb.locality`: `{region="…", zone="…", sub_zone="…"}`, as C-core writes it; ''
+ * for an endpoint with no locality (a LOGICAL_DNS cluster's).
+ */
+export function localityLabel(
+  l: { readonly region: string; readonly zone: string; readonly subZone: string } | undefined,
+): string {
+  return l ? `{region="${l.region}", zone="${l.zone}", sub_zone="${l.subZone}"}` : '';
+}
+
 /** The value recorded for a server method with no handler (A66). */
 export const OTHER_METHOD = 'other';
 

@@ -36,7 +36,11 @@ type Api = typeof import('@opentelemetry/api');
 
 /** The telemetry for a channel or server made now; undefined when nothing would record. */
 export function telemetryNow(): Telemetry | undefined {
-  const options = configured;
+  return telemetryOf(configured);
+}
+
+/** The telemetry `options` (already checked) give; undefined when nothing would record. */
+export function telemetryOf(options: TelemetryOptions): Telemetry | undefined {
   const meterProvider = meterProviderFor(options.meterProvider);
   const tracer = tracerFor(options);
   if (meterProvider === undefined && tracer === undefined) return undefined;

@@ -26,7 +26,13 @@ import {
   subchannelSecurity,
   type SubchannelSecurity,
 } from '../../certificates/security';
-import { HTTP_CONNECT_OPTION, POLICY, XDS_CONFIG_ATTRIBUTE } from '../../names';
+import {
+  HTTP_CONNECT_OPTION,
+  POLICY,
+  SUBCHANNEL_METRICS_ATTRIBUTE,
+  XDS_CONFIG_ATTRIBUTE,
+} from '../../names';
+import { watchSubchannel, type SubchannelMetricsConfig } from '../../telemetry/subchannel-metrics';
 import type { XdsConfig } from '../../xds-config';
 import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
 import { holdCountedCall, type CallCount } from '../common/call-slots';
@@ -141,6 +147,8 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   private security:
     | { readonly key: string; readonly option?: SubchannelSecurity; readonly httpConnect: boolean }
     | undefined;
+  /** A94's subchannel metrics of the channel, when a MeterProvider records them. */
+  private subchannelMetrics: SubchannelMetricsConfig | undefined;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
     this.child = new experimental.ChildLoadBalancerHandler(
@@ -149,7 +157,8 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
           this.childState = { state, picker, message };
           if (!this.updating) this.report();
         },
-        // Every subchannel remembers its endpoint's locality, for load reports.
+        // Every subchannel remembers its endpoint's locality, for load reports (and its
+        // connections are counted for A94 with the cluster and locality).
         createSubchannel: (address, args) => {
           const option = this.security?.option;
           const withSecurity = option ? { ...args, ...securityOptions(option, address) } : args;
@@ -157,10 +166,15 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
           const withProxy = this.security?.httpConnect
             ? { ...withSecurity, [HTTP_CONNECT_OPTION]: 1 }
             : withSecurity;
-          return new LocalitySubchannel(
-            helper.createSubchannel(address, withProxy),
-            localityOf(address),
-          );
+          const subchannel = helper.createSubchannel(address, withProxy);
+          const locality = localityOf(address);
+          const metrics = this.subchannelMetrics;
+          const cluster = this.settings?.cluster;
+          const release =
+            metrics && cluster !== undefined
+              ? watchSubchannel(subchannel, metrics, { cluster, locality })
+              : undefined;
+          return new LocalitySubchannel(subchannel, locality, release);
         },
       }),
     );
@@ -174,6 +188,8 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   ): boolean {
     if (!(config instanceof ClusterImplConfig)) return false;
     this.settings = config.settings;
+    this.subchannelMetrics = options[SUBCHANNEL_METRICS_ATTRIBUTE] as
+      SubchannelMetricsConfig | undefined;
     this.counter = callCounter(config.settings.cluster, config.settings.edsServiceName);
     const xds = options[XDS_CONFIG_ATTRIBUTE] as XdsConfig | undefined;
     this.updateLoadReporting(config.settings, xds);

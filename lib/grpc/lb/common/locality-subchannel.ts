@@ -33,8 +33,15 @@ export class LocalitySubchannel extends experimental.BaseSubchannelWrapper {
     child: experimental.SubchannelInterface,
     /** Undefined for an address with no locality (logical DNS): the empty locality. */
     readonly locality: LoadLocality | undefined,
+    /** Called once the policies are done with this wrapper (A94's metrics stop counting). */
+    private readonly release?: () => void,
   ) {
     super(child);
+  }
+
+  override destroy(): void {
+    super.destroy();
+    this.release?.();
   }
 
   /** The subchannel this wraps: what the picker hands to grpc-js. */

@@ -1,0 +1,139 @@
+// The server side of per-call telemetry (A66's metrics, A72's span) as one grpc-js server
+// interceptor. It must be the first in the server's list (nearest the transport) so that it
+// sees every RPC another interceptor refuses, and it runs the handler with the call's span
+// active, so that the application's own spans are its children. XdsServer installs it on its
+// ports; `serverTelemetryInterceptor()` gives it to plain grpc-js servers.
+import {
+  ServerInterceptingCall,
+  status,
+  type ServerInterceptingCallInterface,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
+import type { Context } from '@opentelemetry/api';
+import { serverCallOf, type MessageSize, type ServerCallTracer } from './call-tracer';
+import { serverCallInstruments } from './instruments';
+import { methodLabel, OTHER_METHOD } from './labels';
+import { checkTelemetryOptions, type TelemetryOptions } from './options';
+import { ServerCallMetrics } from './server-metrics';
+import { ServerCallSpan } from './server-span';
+import { observeTransport } from './server-transport';
+import { telemetryOf, telemetryNow, type Telemetry } from './telemetry';
+
+type Api = typeof import('@opentelemetry/api');
+
+/** How much earlier than the server's deadline the client's may have passed (transit). */
+const DEADLINE_SLACK_MS = 100;
+
+/**
+ * A66's server instruments and A72's server span for every RPC of a plain grpc-js server:
+ * `new grpc.Server({ interceptors: [serverTelemetryInterceptor(), ...] })`, first in the list.
+ * Without `options`, `register()`'s (else the global providers), read now. grpc-js answers a
+ * method nobody registered before any interceptor runs: such RPCs are not recorded (an
+ * XdsServer records them as `other`).
+ */
+export function serverTelemetryInterceptor(options?: TelemetryOptions): ServerInterceptor {
+  const telemetry =
+    options === undefined ? telemetryNow() : telemetryOf(checkTelemetryOptions(options));
+  return telemetry
+    ? telemetryInterceptorFor(telemetry)
+    : (_method, call) => new ServerInterceptingCall(call);
+}
+
+/** The interceptor recording each RPC that reaches a registered handler. */
+export function telemetryInterceptorFor(telemetry: Telemetry): ServerInterceptor {
+  const instruments = telemetry.meterProvider && serverCallInstruments(telemetry.meterProvider);
+  return (method, call) => {
+    const record = new ServerCallRecord(
+      instruments && new ServerCallMetrics(instruments, methodLabel(method.path)),
+    );
+    const observed = observeTransport(call, record);
+    const { tracer, propagator } = telemetry;
+    return new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, nextMetadata) => {
+            if (tracer && propagator) {
+              record.addSpan(new ServerCallSpan(tracer, propagator, method.path, metadata));
+            }
+            record.within(() => nextMetadata(metadata));
+          },
+          onReceiveMessage: (message, nextMessage) => record.within(() => nextMessage(message)),
+          onReceiveHalfClose: (nextHalfClose) => record.within(nextHalfClose),
+          onCancel: () => record.cancelled(call),
+        }),
+      // Without grpc-js's innermost call, what an interceptor sees: the handler's messages
+      // (serialized again to be measured) and its statuses.
+      sendMessage: (message, next) => {
+        if (!observed) record.sent({ size: method.responseSerialize(message).length });
+        next(message);
+      },
+      sendStatus: (sent, next) => {
+        if (!observed) record.status(sent.code ?? status.UNKNOWN, sent.details ?? '');
+        next(sent);
+      },
+    });
+  };
+}
+
+/**
+ * A66's record of an RPC that grpc-js answered UNIMPLEMENTED before any interceptor ran: its
+ * method is `other` unless the application's filter asks for the name.
+ */
+export function recordUnimplemented(telemetry: Telemetry, path: string): void {
+  if (!telemetry.meterProvider) return;
+  const method = methodLabel(path);
+  const metrics = new ServerCallMetrics(
+    serverCallInstruments(telemetry.meterProvider),
+    telemetry.recordsMethod(method) ? method : OTHER_METHOD,
+  );
+  metrics.end(status.UNIMPLEMENTED);
+}
+
+/** One RPC's tracers, ended once, with the context its handler runs in. */
+class ServerCallRecord {
+  private tracer: ServerCallTracer | undefined;
+  private context: Context | undefined;
+  private ended = false;
+
+  constructor(private readonly metrics: ServerCallMetrics | undefined) {
+    this.tracer = metrics;
+  }
+
+  addSpan(span: ServerCallSpan): void {
+    this.tracer = serverCallOf(this.metrics ? [this.metrics, span] : [span]);
+    this.context = span.context;
+  }
+
+  /** Runs `step` of grpc-js's handler with the call's span active. */
+  within(step: () => void): void {
+    if (!this.context) return step();
+    (require('@opentelemetry/api') as Api).context.with(this.context, step);
+  }
+
+  sent(message: MessageSize): void {
+    if (!this.ended) this.tracer?.sentMessage(message);
+  }
+
+  received(message: MessageSize): void {
+    if (!this.ended) this.tracer?.receivedMessage(message);
+  }
+
+  status(code: number, details: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.tracer?.end(code, details);
+  }
+
+  /**
+   * The stream closed (after a status, or instead of one when the client cancelled or its
+   * deadline passed first: grpc-js's own deadline timer sends DEADLINE_EXCEEDED, seen as a
+   * status). The client's deadline comes before the server's copy of it by the headers'
+   * transit time, so a cancellation that close to the server's deadline is the deadline's.
+   */
+  cancelled(call: ServerInterceptingCallInterface): void {
+    const deadline = Number(call.getDeadline());
+    const expired = Number.isFinite(deadline) && Date.now() >= deadline - DEADLINE_SLACK_MS;
+    if (expired) this.status(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    else this.status(status.CANCELLED, 'Cancelled by the client');
+  }
+}

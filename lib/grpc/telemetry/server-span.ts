@@ -1,0 +1,65 @@
+// A72's server span: `Recv.<service>.<method>`, a child of the span context the caller sent in
+// its metadata, with an event per message each way, and the status sent as the span's status.
+import type { Metadata, status } from '@grpc/grpc-js';
+import type {
+  Context,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  TextMapPropagator,
+  Tracer,
+} from '@opentelemetry/api';
+import type { MessageSize, ServerCallTracer } from './call-tracer';
+import { metadataGetter } from './grpc-trace-bin';
+import { statusLabel } from './labels';
+
+type Api = typeof import('@opentelemetry/api');
+
+/** SpanKind.SERVER and SpanStatusCode's values, without loading the API for its enums. */
+const SERVER = 1 as SpanKind;
+const OK = 1 as SpanStatusCode;
+const ERROR = 2 as SpanStatusCode;
+
+/** A72's span name for a grpc-js path `/pkg.Service/Method`: `Recv.pkg.Service.Method`. */
+export function serverSpanName(path: string): string {
+  return `Recv.${path.replace(/^\//, '').replace('/', '.')}`;
+}
+
+export class ServerCallSpan implements ServerCallTracer {
+  private readonly span: Span;
+  /** The context with this call's span active: the handler runs in it. */
+  readonly context: Context;
+  private sent = 0;
+  private received = 0;
+
+  constructor(tracer: Tracer, propagator: TextMapPropagator, path: string, metadata: Metadata) {
+    const api = require('@opentelemetry/api') as Api;
+    const parent = propagator.extract(api.ROOT_CONTEXT, metadata, metadataGetter);
+    this.span = tracer.startSpan(serverSpanName(path), { kind: SERVER }, parent);
+    this.context = api.trace.setSpan(parent, this.span);
+  }
+
+  sentMessage(message: MessageSize): void {
+    this.span.addEvent('Outbound message', eventAttributes(this.sent++, message));
+  }
+
+  receivedMessage(message: MessageSize): void {
+    this.span.addEvent('Inbound message', eventAttributes(this.received++, message));
+  }
+
+  end(code: status, details: string): void {
+    this.span.setStatus(
+      code === 0 ? { code: OK } : { code: ERROR, message: `${statusLabel(code)}, ${details}` },
+    );
+    this.span.end();
+  }
+}
+
+function eventAttributes(sequence: number, message: MessageSize): Record<string, number> {
+  const attributes: Record<string, number> = {
+    'sequence-number': sequence,
+    'message-size': message.size,
+  };
+  if (message.compressed !== undefined) attributes['message-size-compressed'] = message.compressed;
+  return attributes;
+}
