@@ -104,6 +104,11 @@ export class FakeBalancer implements experimental.LoadBalancer {
     this.helper.requestReresolution();
   }
 
+  /** Asks its parent for a subchannel, as a leaf policy does for each address. */
+  createSubchannel(address: experimental.SubchannelAddress): experimental.SubchannelInterface {
+    return this.helper.createSubchannel(address, {});
+  }
+
   exitIdle(): void {
     this.exitIdleCalls++;
   }
