@@ -72,11 +72,11 @@ class FakeSubchannel {
 /** A FakeHelper whose subchannels are FakeSubchannels, by address. */
 class SubchannelHelper extends FakeHelper {
   readonly subchannels = new Map<string, FakeSubchannel>();
-  override createSubchannel(address: experimental.SubchannelAddress): never {
+  override createSubchannel(address: experimental.SubchannelAddress): SubchannelInterface {
     const key = experimental.subchannelAddressToString(address);
     const subchannel = new FakeSubchannel(key);
     this.subchannels.set(key, subchannel);
-    return subchannel as never;
+    return subchannel as unknown as SubchannelInterface;
   }
 }
 

@@ -213,7 +213,10 @@ export interface Report {
 export class FakeHelper implements experimental.ChannelControlHelper {
   readonly reports: Report[] = [];
   reresolutionRequests = 0;
-  createSubchannel(): never {
+  createSubchannel(
+    _address: experimental.SubchannelAddress,
+    _options: ChannelOptions,
+  ): experimental.SubchannelInterface {
     throw new Error('the fake helper has no subchannels');
   }
   updateState(state: connectivityState, picker: Picker, message: string | null): void {
