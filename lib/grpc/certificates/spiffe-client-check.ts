@@ -5,12 +5,14 @@
 // right after the handshake, before grpc-js sees the connection
 // (server/handshake-check.ts, decision 0059). Where it cannot, the same check runs on each RPC,
 // before the chain's admission, with the leaf only (grpc-js shows an RPC no more), so there the
-// leaf must be issued by a root of its trust domain (decision 0044).
-import { X509Certificate } from 'node:crypto';
+// leaf must be issued by a root of its trust domain (decision 0044); that check is remembered
+// per certificate (spiffe-leaf-check.ts).
 import type { TLSSocket } from 'node:tls';
 import { Metadata, ServerInterceptingCall, status, type ServerInterceptor } from '@grpc/grpc-js';
 import type { CaUpdate } from '../../client/credentials/certificate-file-watcher';
+import type { SpiffeBundleMap } from '../../client/credentials/spiffe-bundle-map';
 import type { ProviderLease } from './provider-store';
+import { SpiffeLeafCheck } from './spiffe-leaf-check';
 import { peerChain, spiffeVerificationFailure } from './spiffe-verification';
 
 export interface SpiffeClientCheck {
@@ -30,16 +32,20 @@ export function spiffeClientCheck(ca: ProviderLease): SpiffeClientCheck {
   let latest: CaUpdate | null | undefined;
   const listener = (update: CaUpdate | null) => (latest = update);
   ca.provider.addCaCertificateListener(listener);
-  const refusal = (chain: readonly X509Certificate[]): string | undefined => {
+  const leafCheck = new SpiffeLeafCheck();
+  /** Why the client is refused: `failure` of the bundle map, or the lack of one. */
+  const refusal = (failure: (map: SpiffeBundleMap) => string | undefined): string | undefined => {
     const map = latest?.spiffeBundleMap;
     if (!map) return `no SPIFFE trust bundle map: ${ca.problem ?? 'not read yet'}`;
-    const failure = spiffeVerificationFailure(chain, map);
-    return failure && `SPIFFE verification failed: ${failure}`;
+    const problem = failure(map);
+    return problem && `SPIFFE verification failed: ${problem}`;
   };
   const connectionRefusal = (socket: TLSSocket): string | undefined => {
     try {
       const certificate = socket.getPeerCertificate(true);
-      return certificate?.raw ? refusal(peerChain(certificate)) : undefined;
+      if (!certificate?.raw) return undefined;
+      const chain = peerChain(certificate);
+      return refusal((map) => spiffeVerificationFailure(chain, map));
     } catch (e) {
       // An unexpected error refuses the client rather than let it in unchecked.
       return `cannot verify the client certificate: ${String(e)}`;
@@ -53,7 +59,8 @@ export function spiffeClientCheck(ca: ProviderLease): SpiffeClientCheck {
             let problem: string | undefined;
             try {
               const certificate = call.getAuthContext().sslPeerCertificate;
-              problem = certificate && refusal([new X509Certificate(certificate.raw)]);
+              // Remembered per certificate: the connection's other RPCs parse nothing.
+              problem = certificate && refusal((map) => leafCheck.refusal(certificate, map));
             } catch (e) {
               // Nothing may throw into grpc-js: an unexpected error refuses the RPC.
               problem = String(e);

@@ -15,6 +15,11 @@ const REFRESH_WINDOW_MS = 60_000;
 const BACKOFF = { initialMs: 1000, multiplier: 1.6, maxMs: 120_000, jitter: 0.2 };
 /** A metadata server that does not answer must not hold RPCs forever. */
 const FETCH_TIMEOUT_MS = 10_000;
+/**
+ * The most of a response body read: an ID token is a few KB, and a larger answer (a broken or
+ * hostile server) fails the fetch instead of growing in memory.
+ */
+const MAX_IDENTITY_TOKEN_BYTES = 64 * 1024;
 
 interface CachedToken {
   readonly token: string;
@@ -90,7 +95,8 @@ function failure(code: status, details: string): StatusObject {
 
 /**
  * One fetch. Rejects with A83's statuses: UNAVAILABLE for an I/O error or an HTTP status gRPC
- * maps to UNAVAILABLE, UNAUTHENTICATED for any other HTTP failure or a token without `exp`.
+ * maps to UNAVAILABLE, UNAUTHENTICATED for any other HTTP failure, a token without `exp` or a
+ * body over MAX_IDENTITY_TOKEN_BYTES (an answer that is no token, like one without `exp`).
  */
 function fetchIdentityToken(audience: string): Promise<CachedToken> {
   return new Promise((resolve, reject) => {
@@ -100,7 +106,23 @@ function fetchIdentityToken(audience: string): Promise<CachedToken> {
       { headers: { 'Metadata-Flavor': 'Google' }, timeout: FETCH_TIMEOUT_MS },
       (response) => {
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_IDENTITY_TOKEN_BYTES) {
+            chunks.push(chunk);
+            return;
+          }
+          // Settled here: the errors that destroying the request raises are ignored.
+          reject(
+            failure(
+              status.UNAUTHENTICATED,
+              `GCP ID token fetch from ${url} failed: the response is larger than ` +
+                `${MAX_IDENTITY_TOKEN_BYTES} bytes`,
+            ),
+          );
+          request.destroy();
+        });
         response.on('error', (e) => reject(failure(status.UNAVAILABLE, ioError(url, e))));
         response.on('end', () => {
           const code = response.statusCode ?? 0;

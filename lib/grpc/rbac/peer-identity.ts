@@ -2,6 +2,7 @@
 // certificate's URI SANs, else its DNS SANs, else its subject as an RFC 2253 name; with no
 // certificate, the empty string.
 import { X509Certificate } from 'node:crypto';
+import { PeerCertificateCache } from '../certificates/peer-certificate-cache';
 
 /** What RBAC reads of a verified client certificate. */
 export interface PeerIdentity {
@@ -11,8 +12,12 @@ export interface PeerIdentity {
   readonly subject: string;
 }
 
-/** Identities by DER bytes' owner object: a connection's RPCs share one certificate object. */
-const cache = new WeakMap<object, PeerIdentity | undefined>();
+/**
+ * Identities of the certificates seen most recently: an RPC on a known client's connection
+ * parses nothing. A server with more distinct clients than this parses the others per RPC.
+ */
+const PEER_IDENTITY_CACHE_SIZE = 1024;
+const cache = new PeerCertificateCache<PeerIdentity | undefined>(PEER_IDENTITY_CACHE_SIZE);
 
 /**
  * Reads a peer certificate as grpc-js's `getAuthContext().sslPeerCertificate` gives it (Node's
@@ -20,24 +25,25 @@ const cache = new WeakMap<object, PeerIdentity | undefined>();
  * parsed (then `authenticated` matchers see no certificate).
  */
 export function peerIdentity(
-  certificate: { readonly raw?: Buffer } | undefined,
+  certificate: { readonly raw?: Buffer; readonly fingerprint256?: string } | undefined,
 ): PeerIdentity | undefined {
-  if (!certificate?.raw) return undefined;
-  if (cache.has(certificate)) return cache.get(certificate);
-  let identity: PeerIdentity | undefined;
+  const raw = certificate?.raw;
+  if (!raw) return undefined;
+  return cache.get({ raw, fingerprint256: certificate.fingerprint256 }, parseIdentity);
+}
+
+function parseIdentity(raw: Buffer): PeerIdentity | undefined {
   try {
-    const x509 = new X509Certificate(certificate.raw);
+    const x509 = new X509Certificate(raw);
     const sans = splitSans(x509.subjectAltName ?? '');
-    identity = Object.freeze({
+    return Object.freeze({
       uriSans: sans.filter(([kind]) => kind === 'URI').map(([, value]) => value),
       dnsSans: sans.filter(([kind]) => kind === 'DNS').map(([, value]) => value),
       subject: rfc2253(x509.subject),
     });
   } catch {
-    identity = undefined;
+    return undefined;
   }
-  cache.set(certificate, identity);
-  return identity;
 }
 
 /**

@@ -34,9 +34,10 @@ const FILTER = 'gcp-authn';
 const IDENTITY_PATH = '/computeMetadata/v1/instance/service-accounts/default/identity';
 
 /** A JWT (unsigned: the client reads only `exp`) for `audience`, expiring at `exp` seconds. */
-function jwt(audience: string, exp: number, serial: number): string {
+function jwt(audience: string, exp: number, serial: number, pad = ''): string {
   const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-  return `${part({ alg: 'none' })}.${part({ aud: audience, exp, serial })}.sig`;
+  const claims = pad ? { aud: audience, exp, serial, pad } : { aud: audience, exp, serial };
+  return `${part({ alg: 'none' })}.${part(claims)}.sig`;
 }
 
 /** A fake GCE metadata server: ID tokens valid `lifetimeS` from (mock) now, or an HTTP error. */
@@ -45,6 +46,8 @@ class FakeMetadataServer {
   readonly requests: { audience: string; flavored: boolean }[] = [];
   lifetimeS = 3600;
   failWith: number | undefined;
+  /** Characters of a `pad` claim in the tokens: a valid token of any size. */
+  padding = 0;
   private readonly server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '', 'http://metadata');
     const audience = url.searchParams.get('audience') ?? '';
@@ -54,7 +57,7 @@ class FakeMetadataServer {
       return;
     }
     const exp = Math.floor(Date.now() / 1000) + this.lifetimeS;
-    response.end(jwt(audience, exp, this.requests.length));
+    response.end(jwt(audience, exp, this.requests.length, 'x'.repeat(this.padding)));
   });
 
   async start(): Promise<string> {
@@ -251,6 +254,20 @@ describe('e2e: GCP authentication filter (A83)', () => {
     assert.equal(await rpcTo(client, 'a'), 'UNAVAILABLE');
     metadataServer.failWith = 403;
     assert.equal(await rpcTo(client, 'b'), 'UNAUTHENTICATED');
+    assert.equal(backend.seen.length, 0);
+  });
+
+  it('fails RPCs with UNAUTHENTICATED naming the limit when the metadata server answers over 64 KiB', async () => {
+    metadataServer.padding = 70_000;
+    serve({ a: 'https://a.run.app' });
+    const client = tlsClient();
+    const metadata = new grpc.Metadata();
+    metadata.set('x-cluster', 'a');
+    await assert.rejects(sendRpc(client, { metadata }), {
+      code: grpc.status.UNAUTHENTICATED,
+      details:
+        /GCP ID token fetch from http:\/\/.+ failed: the response is larger than 65536 bytes/,
+    });
     assert.equal(backend.seen.length, 0);
   });
 

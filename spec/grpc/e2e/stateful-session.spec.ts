@@ -2,12 +2,14 @@
 // Listener's StatefulSession filter keeps each session in a cookie: the first RPC's response
 // sets it, RPCs that send it back land on the same backend (and, with a weighted split, the
 // same cluster) while its endpoint is usable, DRAINING included when the Cluster's
-// override_host_status says so, and a new cookie comes with a normal pick when it is not.
+// override_host_status says so, and a new cookie comes with a normal pick when it is not (an
+// endpoint outlier detection ejected is not usable either).
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { edsCluster, endpoints, type JsonObject } from '../../../lib/testing';
 import { ECHO_PATH } from '../helpers/backends';
+import { waitFor } from '../../helpers/wait';
 import {
   everything,
   routes,
@@ -261,6 +263,44 @@ describe('e2e: stateful session affinity (A55, A60)', () => {
     const reply = await sessionRpc(client, cookieOf(first));
     assert.notEqual(reply.backend, draining);
     assert.equal(decoded(cookieOf(reply)), `${env.backends[reply.backend]!.address};one`);
+  });
+
+  it('once outlier detection ejects its endpoint, a cookie gets a normal pick and a new cookie', async () => {
+    // Failure percentage: over 50 % failed among 5 RPCs or more, counted from one host on.
+    const outlierDetection = {
+      interval: '0.5s',
+      base_ejection_time: '30s',
+      max_ejection_percent: 50,
+      enforcing_success_rate: 0,
+      enforcing_failure_percentage: 100,
+      failure_percentage_threshold: 50,
+      failure_percentage_minimum_hosts: 1,
+      failure_percentage_request_volume: 5,
+    };
+    serveOne(
+      sessionFilter(),
+      {},
+      { ...drainingCluster('one'), outlier_detection: outlierDetection },
+    );
+    const client = env.client();
+    await waitForBackends(client, ['a', 'b', 'c']);
+    const first = await sessionRpc(client);
+    const cookie = cookieOf(first);
+    const failing = env.backends[first.backend]!;
+    failing.behaviour = { code: grpc.status.UNAVAILABLE, details: 'the session backend fails' };
+    // The session's RPCs fail on its backend until it is ejected; then one is answered elsewhere.
+    const moved = await waitFor(
+      'an RPC with the cookie answered once its backend is ejected',
+      () => sessionRpc(client, cookie).catch(() => undefined),
+      CONVERGE_MS,
+    );
+    assert.notEqual(moved.backend, first.backend);
+    assert.equal(decoded(cookieOf(moved)), `${env.backends[moved.backend]!.address};one`);
+    const before = failing.rpcs;
+    const after = await withCookie(client, cookie);
+    assert.equal(after.newCookies, 20);
+    assert.ok(!(first.backend in after.landed), JSON.stringify(after.landed));
+    assert.equal(failing.rpcs, before, 'the ejected backend gets none of the session RPCs');
   });
 
   it('once its endpoint leaves EDS, a cookie gets a normal pick and a new cookie', async () => {

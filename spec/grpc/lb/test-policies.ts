@@ -104,6 +104,11 @@ export class FakeBalancer implements experimental.LoadBalancer {
     this.helper.requestReresolution();
   }
 
+  /** Asks its parent for a subchannel, as a leaf policy does for each address. */
+  createSubchannel(address: experimental.SubchannelAddress): experimental.SubchannelInterface {
+    return this.helper.createSubchannel(address, {});
+  }
+
   exitIdle(): void {
     this.exitIdleCalls++;
   }
@@ -208,7 +213,10 @@ export interface Report {
 export class FakeHelper implements experimental.ChannelControlHelper {
   readonly reports: Report[] = [];
   reresolutionRequests = 0;
-  createSubchannel(): never {
+  createSubchannel(
+    _address: experimental.SubchannelAddress,
+    _options: ChannelOptions,
+  ): experimental.SubchannelInterface {
     throw new Error('the fake helper has no subchannels');
   }
   updateState(state: connectivityState, picker: Picker, message: string | null): void {

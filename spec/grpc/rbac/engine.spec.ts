@@ -265,6 +265,29 @@ describe('RBAC engine', () => {
     assert.equal(peerIdentity({ raw: Buffer.from('not a certificate') }), undefined);
     assert.deepEqual(principalNames(undefined), ['']);
   });
+
+  it("reads each connection's own certificate when RPCs of several interleave, each RPC handing a new certificate object", () => {
+    // As grpc-js gives them: Node builds a new object, with a new DER Buffer, per RPC.
+    const rpcOf = (file: string) => {
+      const x509 = new X509Certificate(readFileSync(join(__dirname, 'fixtures', file)));
+      return () => ({ raw: Buffer.from(x509.raw), fingerprint256: x509.fingerprint256 });
+    };
+    const dns = rpcOf('dns-sans.pem');
+    const subject = rpcOf('subject-only.pem');
+    const seen = [dns, subject, dns, subject, dns].map((rpc) =>
+      principalNames(peerIdentity(rpc())),
+    );
+    const [a, b] = [
+      ['a.example.org', 'b.example.org'],
+      ['CN=subject only,OU=a\\+b,O=Example\\, Inc.,C=US'],
+    ];
+    assert.deepEqual(seen, [a, b, a, b, a]);
+    // A fingerprint is not trusted alone: a certificate is the one its DER says.
+    assert.deepEqual(
+      principalNames(peerIdentity({ ...subject(), fingerprint256: dns().fingerprint256 })),
+      b,
+    );
+  });
 });
 
 describe('RBAC filters of a server route', () => {

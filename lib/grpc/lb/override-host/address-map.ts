@@ -1,9 +1,10 @@
 // gRFC A55's address map: for each endpoint address the override_host policy was given, its EDS
 // health status, its endpoint's addresses (what a session cookie names) and the newest subchannel
-// the child policy created for it, wrapped so that its connectivity state and the child's last
-// unref are seen here. A DRAINING endpoint is taken from the child; when override_host_status
-// includes DRAINING, the map holds a ref of its own on its subchannel so the connection stays
-// open for the sessions it has, until the endpoint leaves EDS or its connection closes.
+// the child policy created for it, wrapped so that its connectivity state, its health (outlier
+// detection's ejections) and the child's last unref are seen here. A DRAINING endpoint is taken
+// from the child; when override_host_status includes DRAINING, the map holds a ref of its own on
+// its subchannel so the connection stays open for the sessions it has, until the endpoint leaves
+// EDS or its connection closes.
 
 import { connectivityState, experimental } from '@grpc/grpc-js';
 import type { OverrideHostStatus } from '../../../resources/cluster';
@@ -35,6 +36,11 @@ export class OverrideHostSubchannel extends experimental.BaseSubchannelWrapper {
     this.state = next;
     this.map.stateChanged(this);
   };
+  /**
+   * Ejected or back (grpc-js's outlier detection ejects through health, which the child need not
+   * report: pick_first does not): queued session picks must be tried again.
+   */
+  private readonly onHealth = (): void => this.map.stateChanged(this);
 
   constructor(
     child: SubchannelInterface,
@@ -45,6 +51,8 @@ export class OverrideHostSubchannel extends experimental.BaseSubchannelWrapper {
     super(child);
     this.state = child.getConnectivityState();
     child.addConnectivityStateListener(this.onState);
+    // The base class passes the child's health changes on to this wrapper's watchers.
+    this.addHealthStateWatcher(this.onHealth);
   }
 
   override ref(): void {
@@ -70,6 +78,7 @@ export class OverrideHostSubchannel extends experimental.BaseSubchannelWrapper {
   /** Stops watching it: the map has forgotten it. */
   detach(): void {
     this.child.removeConnectivityStateListener(this.onState);
+    this.removeHealthStateWatcher(this.onHealth);
   }
 }
 

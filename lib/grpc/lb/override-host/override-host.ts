@@ -57,7 +57,10 @@ export class OverrideHostLoadBalancer implements experimental.LoadBalancer {
     }
   }
 
-  /** A session's endpoint changed state: picks waiting for it are tried again. */
+  /**
+   * A session's endpoint changed state or health: a new picker, so that grpc-js tries queued
+   * picks again (it does only on a new picker).
+   */
   private scheduleReport(): void {
     if (this.reportScheduled) return;
     this.reportScheduled = true;
