@@ -1,9 +1,23 @@
-// The protobuf codec: one protobufjs Root built from the prebuilt descriptor in
-// lib/generated/descriptor.ts. No .proto text is parsed at runtime (see docs/decisions/0001).
-// protobufjs, the descriptor and the Root are loaded on the first encode or decode, not at
-// import: a process that imports the package pays for them only once it talks xDS.
+// The protobuf codec. Decoding runs the functions generated at build time into
+// lib/generated/decoders.ts (decision 0060): no protobufjs, no code generated at runtime.
+// Encoding and the reflection type go through one protobufjs Root built from the prebuilt
+// descriptor in lib/generated/descriptor.ts. No .proto text is parsed at runtime (decision 0001).
+// Each is loaded on its first use, not at import: a process that imports the package pays for
+// them only once it talks xDS, and one that only decodes never loads protobufjs.
 import type * as protobuf from 'protobufjs';
 import type { Messages } from './generated/protos';
+import { WireReader } from './wire-reader';
+
+type Decoder = (reader: WireReader, depth: number) => unknown;
+let decoderTable: Readonly<Record<string, Decoder>> | undefined;
+
+function generatedDecoder(fullName: string): Decoder {
+  decoderTable ??= (require('./generated/decoders') as { decoders: Record<string, Decoder> })
+    .decoders;
+  const decoder = decoderTable[fullName];
+  if (!decoder) throw new Error(`no decoder generated for ${fullName}`);
+  return decoder;
+}
 
 let builtRoot: protobuf.Root | undefined;
 
@@ -36,12 +50,13 @@ export interface MessageCodec<T> {
 function lazyCodec(fullName: string): MessageCodec<unknown> {
   let resolved: protobuf.Type | undefined;
   const type = (): protobuf.Type => (resolved ??= root().lookupType(fullName));
+  let decoder: Decoder | undefined;
   return {
     fullName,
     get type() {
       return type();
     },
-    decode: (bytes) => type().decode(bytes),
+    decode: (bytes) => (decoder ??= generatedDecoder(fullName))(new WireReader(bytes), 0),
     encode: (message) =>
       type()
         .encode(message as protobuf.Message)

@@ -30,6 +30,7 @@ const LAYERS = [
       'proto-json.ts',
       'proto-json-writer.ts',
       'duration.ts',
+      'wire-reader.ts',
       'generated/',
     ],
     mayImport: [],
