@@ -48,54 +48,25 @@ export class WireReader {
   /** A varint as an unsigned 32-bit value (longer varints keep their low 32 bits). */
   uint32(): number {
     const buf = this.buf;
-    let pos = this.pos;
-    if (this.len - pos < 10) return this.uint32NearEnd();
-    let b = buf[pos++]!;
-    let value = b & 127;
-    if (b < 128) {
-      this.pos = pos;
-      return value;
-    }
-    b = buf[pos++]!;
-    value |= (b & 127) << 7;
-    if (b < 128) {
-      this.pos = pos;
-      return value;
-    }
-    b = buf[pos++]!;
-    value |= (b & 127) << 14;
-    if (b < 128) {
-      this.pos = pos;
-      return value;
-    }
-    b = buf[pos++]!;
-    value |= (b & 127) << 21;
-    if (b < 128) {
-      this.pos = pos;
-      return value >>> 0;
-    }
-    b = buf[pos++]!;
-    value = (value | ((b & 15) << 28)) >>> 0;
-    if (b < 128) {
-      this.pos = pos;
-      return value;
-    }
-    // Bytes 6 to 10 carry bits above 32: skipped, as protobufjs does.
-    for (let i = 0; i < 5; i++) {
-      if (buf[pos++]! < 128) {
-        this.pos = pos;
-        return value;
+    const pos = this.pos;
+    // One byte: most tags and lengths. Checked against the message's end, since `len` is the
+    // end of the nested message being read (often a few bytes away).
+    if (pos < this.len) {
+      const b = buf[pos]!;
+      if (b < 128) {
+        this.pos = pos + 1;
+        return b;
       }
     }
-    this.pos = pos;
-    throw new Error('invalid varint encoding');
+    return this.uint32Long();
   }
 
-  private uint32NearEnd(): number {
+  private uint32Long(): number {
     let value = 0;
     for (let i = 0; i < 10; i++) {
       if (this.pos >= this.len) throw indexOutOfRange(this);
       const b = this.buf[this.pos++]!;
+      // Bytes 6 to 10 carry bits above 32: skipped, as protobufjs does.
       if (i < 5) value = (value | ((b & 127) << (i * 7))) >>> 0;
       if (b < 128) return value;
     }

@@ -91,7 +91,9 @@ function renderField(field, oneofOf) {
     out.push(`          } else r.skip(t2 & 7, d + 1);`);
     out.push(`        }`);
     out.push(`        r.leave(entry);`);
-    out.push(`        setMapEntry(${ref}, String(k), v);`);
+    // A key `__proto__` must become an own property, not the map's prototype.
+    out.push(`        if (k === '__proto__') setMapEntry(${ref}, k, v);`);
+    out.push(`        else ${ref}[k] = v;`);
     out.push(`        break;`);
     out.push(`      }`);
     return out;

@@ -630,7 +630,8 @@ function decode_envoy_config_core_v3_Metadata(r: WireReader, d: number): P.Metad
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.filterMetadata, String(k), v);
+        if (k === '__proto__') setMapEntry(m.filterMetadata, k, v);
+        else m.filterMetadata[k] = v;
         break;
       }
       case 18: {
@@ -648,7 +649,8 @@ function decode_envoy_config_core_v3_Metadata(r: WireReader, d: number): P.Metad
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.typedFilterMetadata, String(k), v);
+        if (k === '__proto__') setMapEntry(m.typedFilterMetadata, k, v);
+        else m.typedFilterMetadata[k] = v;
         break;
       }
       default:
@@ -1877,7 +1879,8 @@ function decode_envoy_config_rbac_v3_RBAC(r: WireReader, d: number): P.envoy_con
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.policies, String(k), v);
+        if (k === '__proto__') setMapEntry(m.policies, k, v);
+        else m.policies[k] = v;
         break;
       }
       case 26: {
@@ -2287,7 +2290,8 @@ function decode_envoy_config_route_v3_VirtualHost(r: WireReader, d: number): P.V
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.typedPerFilterConfig, String(k), v);
+        if (k === '__proto__') setMapEntry(m.typedPerFilterConfig, k, v);
+        else m.typedPerFilterConfig[k] = v;
         break;
       }
       case 130: {
@@ -2394,7 +2398,8 @@ function decode_envoy_config_route_v3_Route(r: WireReader, d: number): P.Route {
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.typedPerFilterConfig, String(k), v);
+        if (k === '__proto__') setMapEntry(m.typedPerFilterConfig, k, v);
+        else m.typedPerFilterConfig[k] = v;
         break;
       }
       default:
@@ -2461,7 +2466,8 @@ function decode_envoy_config_route_v3_WeightedCluster_ClusterWeight(r: WireReade
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.typedPerFilterConfig, String(k), v);
+        if (k === '__proto__') setMapEntry(m.typedPerFilterConfig, k, v);
+        else m.typedPerFilterConfig[k] = v;
         break;
       }
       default:
@@ -4437,7 +4443,8 @@ function decode_envoy_service_discovery_v3_ResourceLocator(r: WireReader, d: num
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.dynamicParameters, String(k), v);
+        if (k === '__proto__') setMapEntry(m.dynamicParameters, k, v);
+        else m.dynamicParameters[k] = v;
         break;
       }
       default:
@@ -4574,7 +4581,8 @@ function decode_envoy_service_discovery_v3_DeltaDiscoveryRequest(r: WireReader, 
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.initialResourceVersions, String(k), v);
+        if (k === '__proto__') setMapEntry(m.initialResourceVersions, k, v);
+        else m.initialResourceVersions[k] = v;
         break;
       }
       case 50: {
@@ -4958,7 +4966,8 @@ function decode_xds_data_orca_v3_OrcaLoadReport(r: WireReader, d: number): P.Orc
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.namedMetrics, String(k), v);
+        if (k === '__proto__') setMapEntry(m.namedMetrics, k, v);
+        else m.namedMetrics[k] = v;
         break;
       }
       case 73: {
@@ -5032,7 +5041,8 @@ function decode_google_protobuf_Struct(r: WireReader, d: number): P.Struct {
           } else r.skip(t2 & 7, d + 1);
         }
         r.leave(entry);
-        setMapEntry(m.fields, String(k), v);
+        if (k === '__proto__') setMapEntry(m.fields, k, v);
+        else m.fields[k] = v;
         break;
       }
       default:
