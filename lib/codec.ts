@@ -1,15 +1,26 @@
-// The protobuf codec. Decoding runs the functions generated at build time into
-// lib/generated/decoders.ts (decision 0060): no protobufjs, no code generated at runtime.
-// Encoding and the reflection type go through one protobufjs Root built from the prebuilt
-// descriptor in lib/generated/descriptor.ts. No .proto text is parsed at runtime (decision 0001).
+// The protobuf codec. Decoding and encoding run the functions generated at build time into
+// lib/generated/decoders.ts and encoders.ts (decision 0060): no protobufjs, no code generated at
+// runtime. `fromObject`, `toObject` and the reflection type go through one protobufjs Root built
+// from the prebuilt descriptor in lib/generated/descriptor.ts. No .proto text is parsed at runtime (decision 0001).
 // Each is loaded on its first use, not at import: a process that imports the package pays for
-// them only once it talks xDS, and one that only decodes never loads protobufjs.
+// them only once it talks xDS, and a client never loads protobufjs at all.
 import type * as protobuf from 'protobufjs';
 import type { Messages } from './generated/protos';
 import { WireReader } from './wire-reader';
+import { WireWriter } from './wire-writer';
 
 type Decoder = (reader: WireReader, depth: number) => unknown;
+type Encoder = (message: unknown, writer: WireWriter, depth: number) => void;
 let decoderTable: Readonly<Record<string, Decoder>> | undefined;
+let encoderTable: Readonly<Record<string, Encoder>> | undefined;
+
+function generatedEncoder(fullName: string): Encoder {
+  encoderTable ??= (require('./generated/encoders') as { encoders: Record<string, Encoder> })
+    .encoders;
+  const encoder = encoderTable[fullName];
+  if (!encoder) throw new Error(`no encoder generated for ${fullName}`);
+  return encoder;
+}
 
 function generatedDecoder(fullName: string): Decoder {
   decoderTable ??= (require('./generated/decoders') as { decoders: Record<string, Decoder> })
@@ -51,16 +62,18 @@ function lazyCodec(fullName: string): MessageCodec<unknown> {
   let resolved: protobuf.Type | undefined;
   const type = (): protobuf.Type => (resolved ??= root().lookupType(fullName));
   let decoder: Decoder | undefined;
+  let encoder: Encoder | undefined;
   return {
     fullName,
     get type() {
       return type();
     },
     decode: (bytes) => (decoder ??= generatedDecoder(fullName))(new WireReader(bytes), 0),
-    encode: (message) =>
-      type()
-        .encode(message as protobuf.Message)
-        .finish(),
+    encode: (message) => {
+      const writer = new WireWriter();
+      (encoder ??= generatedEncoder(fullName))(message, writer, 0);
+      return writer.finish();
+    },
     fromObject: (object) => type().fromObject(object),
     toObject: (message, options) => type().toObject(message as protobuf.Message, options),
   };

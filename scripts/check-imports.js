@@ -31,6 +31,7 @@ const LAYERS = [
       'proto-json-writer.ts',
       'duration.ts',
       'wire-reader.ts',
+      'wire-writer.ts',
       'generated/',
     ],
     mayImport: [],

@@ -189,4 +189,4 @@ function renderDecoders(types, names) {
   return out.join('\n');
 }
 
-module.exports = { renderDecoders };
+module.exports = { renderDecoders, WIRE_TYPES, tag, scalarOf };

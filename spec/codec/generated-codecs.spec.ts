@@ -1,9 +1,11 @@
-// The decoders generated at build time (lib/generated/decoders.ts, decision 0060) must read
-// every message of protos/ as protobufjs's reflection decoder does: the validators were written
-// against protobufjs's values. Random messages of every type, encoded by protobufjs, are decoded
-// both ways and compared field by field (64-bit integers as numbers, bytes as hex, each oneof's
-// discriminator included); so are their truncations (both fail, or both give the same message)
-// and the same bytes with unknown fields of every wire type added.
+// The decoders and encoders generated at build time (lib/generated/, decision 0060) must read
+// and write every message of protos/ as protobufjs does: the validators were written against
+// protobufjs's values, and servers read what clients write. Random messages of every type,
+// encoded by protobufjs, are decoded both ways and compared field by field (64-bit integers as
+// numbers, bytes as hex, each oneof's discriminator included); so are their truncations and
+// the same bytes with unknown fields of every wire type added. The encoders must write the very
+// bytes protobufjs writes for a protobufjs message, and a decoded message must encode back to
+// what it was decoded from.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as protobuf from 'protobufjs';
@@ -154,6 +156,10 @@ function messageTypes(): protobuf.Type[] {
   return out;
 }
 
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('hex');
+}
+
 /** A field number no message of protos/ uses, with a value of each wire type. */
 const UNKNOWN_FIELDS = Uint8Array.from([
   ...[0xf8, 0xff, 0x7f, 0x96, 0x01], // field 262143, varint 150
@@ -163,7 +169,7 @@ const UNKNOWN_FIELDS = Uint8Array.from([
   ...[0xfb, 0xff, 0x7f, 0x08, 0x01, 0xfc, 0xff, 0x7f], // a group holding a varint
 ]);
 
-describe('generated decoders', () => {
+describe('generated codecs', () => {
   const types = messageTypes();
 
   it('cover every message of protos/', () => {
@@ -205,6 +211,31 @@ describe('generated decoders', () => {
       const [withUnknown, theirs] = decodeBoth(type, Buffer.concat([UNKNOWN_FIELDS, bytes]));
       assert.deepStrictEqual(withUnknown, plain, type.fullName);
       assert.deepStrictEqual(withUnknown, theirs, type.fullName);
+    }
+  });
+
+  it('encode a protobufjs message of every type to the bytes protobufjs writes', () => {
+    const rng = seeded(SEED + 3);
+    for (const type of types) {
+      for (let run = 0; run < PER_TYPE; run++) {
+        const pbMessage = type.fromObject(message(type, rng, 0));
+        const codec = messageCodec(type.fullName.slice(1) as keyof Messages);
+        const ours = codec.encode(pbMessage as never);
+        const theirs = type.encode(pbMessage).finish();
+        assert.equal(hex(ours), hex(theirs), `${type.fullName}, seed ${SEED}, run ${run}`);
+      }
+    }
+  });
+
+  it('encode a decoded message of every type back to what it was decoded from', () => {
+    const rng = seeded(SEED + 4);
+    for (const type of types) {
+      const codec = messageCodec(type.fullName.slice(1) as keyof Messages);
+      for (let run = 0; run < PER_TYPE; run++) {
+        const bytes = type.encode(type.fromObject(message(type, rng, 0))).finish();
+        const again = codec.encode(codec.decode(bytes));
+        assert.deepStrictEqual(decodeBoth(type, again), decodeBoth(type, bytes), type.fullName);
+      }
     }
   });
 
