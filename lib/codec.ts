@@ -2,8 +2,9 @@
 // lib/generated/decoders.ts and encoders.ts (decision 0060): no protobufjs, no code generated at
 // runtime. `fromObject`, `toObject` and the reflection type go through one protobufjs Root built
 // from the prebuilt descriptor in lib/generated/descriptor.ts. No .proto text is parsed at
-// runtime (decision 0001). Each is loaded on its first use, not at import: a process that imports the package pays for
-// them only once it talks xDS, and a client on a gRPC transport never loads protobufjs.
+// runtime (decision 0001). Each is loaded on its first use, not at import: a process that
+// imports the package pays for them only once it talks xDS, and a client on a gRPC transport
+// never loads protobufjs.
 import type * as protobuf from 'protobufjs';
 import type { Messages } from './generated/protos';
 import { WireReader } from './wire-reader';
