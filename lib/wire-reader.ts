@@ -14,19 +14,12 @@ function indexOutOfRange(reader: WireReader, length = 1): RangeError {
   return new RangeError(`index out of range: ${reader.pos} + ${length} > ${reader.len}`);
 }
 
-/** Shared by every string read: Buffer's decoder replaces invalid UTF-8 as protobufjs's does. */
+/**
+ * Buffer's native decoder, as protobufjs's Buffer reader uses: invalid UTF-8 is replaced the same
+ * way. (A JavaScript loop for short ASCII strings was no faster once optimised, and much slower
+ * in the interpreter, where a fresh process's first responses run.)
+ */
 function utf8(buf: Uint8Array, start: number, end: number): string {
-  // Short ASCII (names, addresses, type URLs) is most of what xDS carries: decoding it here is
-  // cheaper than a call into Buffer's native decoder.
-  if (end - start < 32) {
-    let text = '';
-    for (let i = start; i < end; i++) {
-      const c = buf[i]!;
-      if (c >= 0x80) return Buffer.prototype.utf8Slice.call(buf, start, end);
-      text += String.fromCharCode(c);
-    }
-    return text;
-  }
   return Buffer.prototype.utf8Slice.call(buf, start, end);
 }
 
