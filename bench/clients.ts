@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { Event, ResourceKind, SetupCommand } from './protocol';
+import type { DiscoveryResponse } from '../lib/generated/protos';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const DIST = path.join(ROOT, 'dist', 'lib');
@@ -385,10 +386,14 @@ export function startFloor(options: ClientOptions): BenchClient {
   const { messageCodec } = require(path.join(DIST, 'codec.js')) as CodecModule;
   const requestCodec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
   const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
-  const resourceCodec =
+  // The floor is protobufjs's own decoder (the reflection types), not the decoders our codec
+  // generates: decision 0060 measures those against it.
+  const responseType = responseCodec.type;
+  const resourceType = (
     options.resource === 'cluster'
       ? messageCodec('envoy.config.cluster.v3.Cluster')
-      : messageCodec('envoy.config.endpoint.v3.ClusterLoadAssignment');
+      : messageCodec('envoy.config.endpoint.v3.ClusterLoadAssignment')
+  ).type;
   const typeUrl = TYPE_URLS[options.resource];
   const names = [...options.names];
   const request = (versionInfo: string, responseNonce: string, first: boolean) =>
@@ -421,10 +426,9 @@ export function startFloor(options: ClientOptions): BenchClient {
       probe.written();
       return;
     }
-    const response = responseCodec.decode(bytes);
+    const response = responseType.decode(bytes) as unknown as DiscoveryResponse;
     const out = new Array<unknown>(response.resources.length);
-    for (let i = 0; i < out.length; i++)
-      out[i] = resourceCodec.decode(response.resources[i]!.value);
+    for (let i = 0; i < out.length; i++) out[i] = resourceType.decode(response.resources[i]!.value);
     if (options.retain) cache.decoded = out;
     probe.decodedAll();
     call.write(request(response.versionInfo, response.nonce, false));

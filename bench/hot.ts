@@ -8,9 +8,10 @@
 // With --profile, the V8 profiler (node:inspector) runs during the timed rounds only, so the
 // fixtures' generation and the set-up stay out of the profile.
 // Modes: `cold` (a new client, 10,000 watchers, one response), `resend` (the same response to
-// a client that has it), `changed` (one cluster of 10,000 changed each round), `eds` (1,000
-// ClusterLoadAssignments of 100 endpoints, cold); `--count N` for other sizes, `--warmup N` for
-// one response of N other resources first. Prints the median time per round.
+// a client that has it), `changed` (one cluster of 10,000 changed each round), `renewed` (all
+// 10,000 changed each round, to one client: its steady state, beside `cold`'s new clients),
+// `eds` (1,000 ClusterLoadAssignments of 100 endpoints, cold); `--count N` for other sizes,
+// `--warmup N` for one response of N other resources first. Prints the median time per round.
 import * as fs from 'node:fs';
 import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
@@ -139,12 +140,13 @@ async function main(): Promise<void> {
     for (const c of made) times.push(c.feed(bytes));
     await stop();
     for (const c of made) c.close();
-  } else if (mode === 'resend' || mode === 'changed') {
+  } else if (mode === 'resend' || mode === 'changed' || mode === 'renewed') {
     const fixtures = clusters(count ?? 10_000);
     const c = await client('cluster', fixtures);
     c.feed(response('cluster', fixtures));
     const same = response('cluster', fixtures);
-    const updates = Array.from({ length: mode === 'changed' ? rounds : 0 }, (_, i) => {
+    const updates = Array.from({ length: mode === 'resend' ? 0 : rounds }, (_, i) => {
+      if (mode === 'renewed') return response('cluster', clusters(fixtures.length, SEED, i + 1));
       const changed = [...fixtures];
       changed[(i * 7919) % changed.length] = cluster((i * 7919) % changed.length, i + 1, SEED);
       return response('cluster', changed);
@@ -154,7 +156,7 @@ async function main(): Promise<void> {
     await stop();
     c.close();
   } else {
-    throw new Error(`unknown mode ${mode}: cold, resend, changed or eds`);
+    throw new Error(`unknown mode ${mode}: cold, resend, changed, renewed or eds`);
   }
   console.log(
     `${mode}: median ${median(times).toFixed(1)} ms over ${rounds} rounds ` +

@@ -1,9 +1,35 @@
-// The protobuf codec: one protobufjs Root built from the prebuilt descriptor in
-// lib/generated/descriptor.ts. No .proto text is parsed at runtime (see docs/decisions/0001).
-// protobufjs, the descriptor and the Root are loaded on the first encode or decode, not at
-// import: a process that imports the package pays for them only once it talks xDS.
+// The protobuf codec. Decoding and encoding run the functions generated at build time into
+// lib/generated/decoders.ts and encoders.ts (decision 0060): no protobufjs, no code generated at
+// runtime. `fromObject`, `toObject` and the reflection type go through one protobufjs Root built
+// from the prebuilt descriptor in lib/generated/descriptor.ts. No .proto text is parsed at
+// runtime (decision 0001). Each is loaded on its first use, not at import: a process that
+// imports the package pays for them only once it talks xDS, and a client on a gRPC transport
+// never loads protobufjs.
 import type * as protobuf from 'protobufjs';
 import type { Messages } from './generated/protos';
+import { WireReader } from './wire-reader';
+import { WireWriter } from './wire-writer';
+
+type Decoder = (reader: WireReader, depth: number) => unknown;
+type Encoder = (message: unknown, writer: WireWriter, depth: number) => void;
+let decoderTable: Readonly<Record<string, Decoder>> | undefined;
+let encoderTable: Readonly<Record<string, Encoder>> | undefined;
+
+function generatedEncoder(fullName: string): Encoder {
+  encoderTable ??= (require('./generated/encoders') as { encoders: Record<string, Encoder> })
+    .encoders;
+  const encoder = encoderTable[fullName];
+  if (!encoder) throw new Error(`no encoder generated for ${fullName}`);
+  return encoder;
+}
+
+function generatedDecoder(fullName: string): Decoder {
+  decoderTable ??= (require('./generated/decoders') as { decoders: Record<string, Decoder> })
+    .decoders;
+  const decoder = decoderTable[fullName];
+  if (!decoder) throw new Error(`no decoder generated for ${fullName}`);
+  return decoder;
+}
 
 let builtRoot: protobuf.Root | undefined;
 
@@ -36,16 +62,19 @@ export interface MessageCodec<T> {
 function lazyCodec(fullName: string): MessageCodec<unknown> {
   let resolved: protobuf.Type | undefined;
   const type = (): protobuf.Type => (resolved ??= root().lookupType(fullName));
+  let decoder: Decoder | undefined;
+  let encoder: Encoder | undefined;
   return {
     fullName,
     get type() {
       return type();
     },
-    decode: (bytes) => type().decode(bytes),
-    encode: (message) =>
-      type()
-        .encode(message as protobuf.Message)
-        .finish(),
+    decode: (bytes) => (decoder ??= generatedDecoder(fullName))(new WireReader(bytes), 0),
+    encode: (message) => {
+      const writer = new WireWriter();
+      (encoder ??= generatedEncoder(fullName))(message, writer, 0);
+      return writer.finish();
+    },
     fromObject: (object) => type().fromObject(object),
     toObject: (message, options) => type().toObject(message as protobuf.Message, options),
   };

@@ -30,6 +30,8 @@ const LAYERS = [
       'proto-json.ts',
       'proto-json-writer.ts',
       'duration.ts',
+      'wire-reader.ts',
+      'wire-writer.ts',
       'generated/',
     ],
     mayImport: [],

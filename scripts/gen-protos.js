@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Compiles protos/ into lib/generated/protos.ts: a prebuilt protobufjs descriptor (so that
-// importing the package never parses .proto text) and one read-only TypeScript interface per
-// message, describing what protobufjs's decoder returns for it.
+// Compiles protos/ into lib/generated/: protos.ts, one read-only TypeScript interface per message
+// (what a decoder returns for it); decoders.ts, one decode function per message
+// (scripts/gen-decoders.js, decision 0060); encoders.ts, one encode function per message
+// (scripts/gen-encoders.js); descriptor.ts, the protobufjs descriptor, for encoding
+// and the JSON mapping. Importing the package never parses .proto text.
 //
 //   node scripts/gen-protos.js          write the file
 //   node scripts/gen-protos.js --check  fail if the committed file is stale (run by `npm run lint`)
@@ -10,6 +12,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const protobuf = require('protobufjs');
+const { renderDecoders } = require('./gen-decoders');
+const { renderEncoders } = require('./gen-encoders');
 
 const ROOT_DIR = path.join(__dirname, '..');
 const PROTO_DIR = path.join(ROOT_DIR, 'protos');
@@ -17,6 +21,8 @@ const OUT_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'protos.ts');
 // The descriptor in a module of its own, loaded by lib/codec.ts on first use: importing the
 // package loads neither it nor protobufjs.
 const DESCRIPTOR_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'descriptor.ts');
+const DECODERS_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'decoders.ts');
+const ENCODERS_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'encoders.ts');
 
 function protoFiles(dir) {
   const found = [];
@@ -159,6 +165,8 @@ const root = loadRoot();
 const outputs = [
   [OUT_FILE, render(root)],
   [DESCRIPTOR_FILE, renderDescriptor(root)],
+  [DECODERS_FILE, renderDecoders(allTypes(root), tsNames(allTypes(root)))],
+  [ENCODERS_FILE, renderEncoders(allTypes(root), tsNames(allTypes(root)))],
 ];
 for (const [file, text] of outputs) {
   const name = path.relative(ROOT_DIR, file);

@@ -325,6 +325,14 @@ export function rpcTargets(results: Results, rpc: RpcConfig): string[] {
         `(${percentOf(paired)}, median of the rounds' paired ratios)`,
     );
   }
+  // Issue 25: a fresh process's channel → first RPC within 1.5× of plain grpc-js.
+  const first = results.ratio(titles.firstCold, 'floor');
+  if (first !== undefined) {
+    lines.push(
+      `${mark(first <= 1.5)} channel → first RPC in a new process within 1.5× of plain ` +
+        `grpc-js, issue 25 (${first.toFixed(2)}×)`,
+    );
+  }
   const figures = [titles.throughput, titles.firstCold, titles.firstWarm, titles.push];
   const behind = figures.filter((title) => {
     const ratio = results.ratio(title, 'peer');

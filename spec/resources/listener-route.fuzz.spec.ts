@@ -148,27 +148,27 @@ for (const type of [listenerResourceType, routeConfigResourceType] as ResourceTy
   });
 }
 
-describe('peekName on inputs where a wire-level read could disagree with protobufjs', () => {
-  // protobufjs reads field 1 as a string whatever its wire type, and its UTF-8 decoder replaces
-  // bad bytes its own way: peekName must then say "don't know" and leave the name to decode.
+describe('peekName on inputs where a wire-level read could disagree with the decoder', () => {
+  // A second name later in the bytes wins in a full decode, and decoders replace bad UTF-8
+  // their own way: peekName must then say "don't know" or leave the client to catch it.
   const defers = (bytes: Uint8Array) => {
     assert.equal(listenerResourceType.peekName?.(bytes), undefined);
     assert.equal(typeof listenerResourceType.decode(bytes, { server: SERVER }).name, 'string');
   };
 
   it('reads only the leading name, so a later field 1 is left for the client to catch', () => {
-    // name "listener-a", then key (1 << 3 | 0) with varint 2 followed by two bytes: protobufjs
-    // reads that as a second name, and the last one wins. The client compares the two names
-    // and NACKs the resource (spec/protocol/ack-nack.spec.ts).
-    const bytes = Uint8Array.from([
-      ...encodeListener({ name: 'listener-a' }),
-      0x08,
-      0x02,
-      0x10,
-      0x00,
-    ]);
+    // name "listener-a", then a second field 1 ("b"): the last one wins in a full decode. The
+    // client compares the two names and NACKs the resource (spec/protocol/ack-nack.spec.ts).
+    const bytes = Uint8Array.from([...encodeListener({ name: 'listener-a' }), 0x0a, 0x01, 0x62]);
     assert.equal(listenerResourceType.peekName?.(bytes), 'listener-a');
-    assert.notEqual(listenerResourceType.decode(bytes, { server: SERVER }).name, 'listener-a');
+    assert.equal(listenerResourceType.decode(bytes, { server: SERVER }).name, 'b');
+  });
+
+  it('skips a field 1 of another wire type, as protobuf parsers do, so the name stands', () => {
+    // name "listener-a", then key (1 << 3 | 0) with varint 2: not a string, so not a name.
+    const bytes = Uint8Array.from([...encodeListener({ name: 'listener-a' }), 0x08, 0x02]);
+    assert.equal(listenerResourceType.peekName?.(bytes), 'listener-a');
+    assert.equal(listenerResourceType.decode(bytes, { server: SERVER }).name, 'listener-a');
   });
 
   it('defers to decode on a name that is not valid UTF-8', () => {

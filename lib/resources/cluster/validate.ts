@@ -110,21 +110,9 @@ function overrideHostStatus(cluster: Cluster): readonly OverrideHostStatus[] {
   return Object.freeze([...kept]);
 }
 
-/**
- * `cluster.clusterDiscoveryType`, cheaply: protobufjs computes that getter with Object.keys() on
- * every access, a measurable cost at 10,000 clusters. A decoded oneof member is an own property;
- * an unset one is the prototype's default (null, or 0 for `type`). Only when an odd encoding
- * carries both is the getter asked which came last, as protobuf's last-one-wins rule requires.
- */
-function discoveryKind(cluster: Cluster): Cluster['clusterDiscoveryType'] {
-  const hasType = Object.prototype.hasOwnProperty.call(cluster, 'type');
-  const hasCustom = cluster.clusterType !== null;
-  if (hasType && hasCustom) return cluster.clusterDiscoveryType;
-  return hasCustom ? 'clusterType' : hasType ? 'type' : undefined;
-}
-
 function discoveryType(cluster: Cluster, errors: ValidationErrors): Variant | undefined {
-  const kind = discoveryKind(cluster);
+  // The generated decoder sets the discriminator as it reads the member: a plain property.
+  const kind = cluster.clusterDiscoveryType;
   if (kind === 'clusterType') return aggregate(cluster, errors);
   if (kind !== 'type') {
     // Unset means STATIC in Envoy, which gRPC does not support; say what is missing instead.

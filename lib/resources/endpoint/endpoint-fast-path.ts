@@ -20,13 +20,24 @@ export const HEALTH_STATUSES: readonly EndpointHealthStatus[] = [
 export const FALL_BACK = Symbol('validate this endpoint with field paths');
 
 /**
+ * The addresses claimed so far in one assignment: an IPv4 `ip:port` as the number
+ * `ip * 65536 + port` (no string built and hashed per endpoint), any other as its canonical text.
+ */
+export type ClaimedAddresses = Set<string | number>;
+
+/** The key of an IPv4 address (its 32-bit value, from `ipv4Value`) and port in ClaimedAddresses. */
+export function ipv4Key(ip: number, port: number): number {
+  return ip * 65536 + port;
+}
+
+/**
  * The frozen endpoint, claimed in `seen`; undefined for an endpoint to ignore (a health status
  * newer than our protos); FALL_BACK, with `seen` untouched, for anything the fast path does
  * not decide.
  */
 export function fastLbEndpoint(
   proto: LbEndpointProto,
-  seen: Set<string>,
+  seen: ClaimedAddresses,
 ): LbEndpoint | undefined | typeof FALL_BACK {
   const healthStatus = HEALTH_STATUSES[proto.healthStatus];
   if (healthStatus === undefined) return undefined;
@@ -39,8 +50,9 @@ export function fastLbEndpoint(
   if (!socket || socket.portSpecifier !== 'portValue') return FALL_BACK;
   const port = socket.portValue;
   const address = socket.address;
-  if (port === null || port < 1 || port > 65535 || !isIPv4(address)) return FALL_BACK;
-  const key = `${address}:${port}`;
+  const ip = ipv4Value(address);
+  if (port === null || port < 1 || port > 65535 || ip < 0) return FALL_BACK;
+  const key = ipv4Key(ip, port);
   if (seen.has(key)) return FALL_BACK;
   seen.add(key);
   const result: { -readonly [K in keyof LbEndpoint]: LbEndpoint[K] } = {
@@ -66,22 +78,29 @@ export function endpointHashKey(proto: LbEndpointProto): string | undefined {
 
 /** Dotted-quad IPv4, each part 0–255 without leading zeros: what `net.isIP` calls 4. */
 export function isIPv4(text: string): boolean {
+  return ipv4Value(text) >= 0;
+}
+
+/** The 32-bit value of a dotted-quad IPv4 literal (as `isIPv4` accepts it), else -1. */
+export function ipv4Value(text: string): number {
   let parts = 0;
   let value = 0;
   let digits = 0;
+  let ip = 0;
   for (let i = 0; i <= text.length; i++) {
     const c = i < text.length ? text.charCodeAt(i) : 46; // a final '.'
     if (c === 46) {
-      if (digits === 0 || ++parts > 4) return false;
+      if (digits === 0 || ++parts > 4) return -1;
+      ip = ip * 256 + value;
       value = 0;
       digits = 0;
     } else if (c >= 48 && c <= 57) {
-      if (digits === 1 && value === 0) return false; // a leading zero
+      if (digits === 1 && value === 0) return -1; // a leading zero
       value = value * 10 + (c - 48);
-      if (++digits > 3 || value > 255) return false;
+      if (++digits > 3 || value > 255) return -1;
     } else {
-      return false;
+      return -1;
     }
   }
-  return parts === 4;
+  return parts === 4 ? ip : -1;
 }

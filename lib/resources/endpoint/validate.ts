@@ -10,7 +10,15 @@ import type {
   LocalityLbEndpoints,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
-import { endpointHashKey, FALL_BACK, fastLbEndpoint, HEALTH_STATUSES } from './endpoint-fast-path';
+import {
+  type ClaimedAddresses,
+  endpointHashKey,
+  FALL_BACK,
+  fastLbEndpoint,
+  HEALTH_STATUSES,
+  ipv4Key,
+  ipv4Value,
+} from './endpoint-fast-path';
 import { hasProxyAddress, proxyAddress } from './proxy-address';
 import type {
   DropOverload,
@@ -40,8 +48,8 @@ export function validateEndpoints(
 ): EndpointUpdate | undefined {
   if (assignment.clusterName === '') errors.addAt('cluster_name', 'must be non-empty');
   const priorities = new Map<number, PriorityState>();
-  // Every address of every endpoint, canonical `ip:port`: a duplicate anywhere is an error.
-  const seen = new Set<string>();
+  // Every address of every endpoint, canonical: a duplicate anywhere is an error.
+  const seen: ClaimedAddresses = new Set();
   errors.field('endpoints', () => {
     assignment.endpoints.forEach((proto, i) =>
       errors.index(i, () => addLocality(proto, priorities, seen, errors)),
@@ -87,7 +95,7 @@ export function validateEndpoints(
 function addLocality(
   proto: LocalityLbEndpoints,
   priorities: Map<number, PriorityState>,
-  seen: Set<string>,
+  seen: ClaimedAddresses,
   errors: ValidationErrors,
 ): void {
   // grpc-go rejects a missing locality even when its weight is 0 (C-core drops it first).
@@ -131,7 +139,7 @@ function addLocality(
 
 function lbEndpoints(
   protos: readonly LbEndpointProto[],
-  seen: Set<string>,
+  seen: ClaimedAddresses,
   localityProxy: EndpointAddress | undefined,
   errors: ValidationErrors,
 ): readonly LbEndpoint[] {
@@ -155,7 +163,7 @@ function lbEndpoints(
 
 function lbEndpoint(
   proto: LbEndpointProto,
-  seen: Set<string>,
+  seen: ClaimedAddresses,
   errors: ValidationErrors,
 ): LbEndpoint | undefined {
   // A status newer than our protos: ignore the endpoint as C-core does, rather than NACK a
@@ -201,7 +209,7 @@ function lbEndpoint(
 /** Validates `address` at the current path and claims it in `seen`. */
 function socketAddress(
   address: Address | null,
-  seen: Set<string>,
+  seen: ClaimedAddresses,
   errors: ValidationErrors,
 ): EndpointAddress | undefined {
   if (address === null) {
@@ -230,15 +238,21 @@ function socketAddress(
   if (parsed === undefined) return undefined;
   const key = addressKey(parsed);
   if (seen.has(key)) {
-    errors.add(`duplicate address ${key}`);
+    const text = typeof key === 'number' ? `${parsed.address}:${parsed.port}` : key;
+    errors.add(`duplicate address ${text}`);
     return undefined;
   }
   seen.add(key);
   return parsed;
 }
 
-/** `ip:port`, IPv6 in canonical form so `::1` and `0:0::1` collide as they would on a socket. */
-function addressKey({ address, port }: EndpointAddress): string {
+/**
+ * The address's key in ClaimedAddresses: IPv4 as the fast path keys it, IPv6 as canonical
+ * `[ip]:port` text so `::1` and `0:0::1` collide as they would on a socket.
+ */
+function addressKey({ address, port }: EndpointAddress): string | number {
+  const ip = ipv4Value(address);
+  if (ip >= 0) return ipv4Key(ip, port);
   if (isIP(address) !== 6) return `${address}:${port}`;
   try {
     return `${new URL(`http://[${address}]/`).hostname}:${port}`;
