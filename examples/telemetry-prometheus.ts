@@ -129,8 +129,11 @@ async function main(): Promise<void> {
 
   if (once) {
     const scrape = await (await fetch(url)).text();
-    // The per-call instruments only: the scrape also has the XdsClient's own (A78).
-    const lines = scrape.split('\n').filter((line) => /^grpc_(client|server)_/.test(line));
+    // The per-call instruments only (the scrape also has the XdsClient's own, A78), and of each
+    // histogram its count and sum (its buckets are A66's boundaries, one line each).
+    const lines = scrape
+      .split('\n')
+      .filter((line) => /^grpc_(client|server)_/.test(line) && !/_bucket\{/.test(line));
     console.log(lines.join('\n'));
     await stop();
     return;
