@@ -21,6 +21,7 @@ import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
 import { BOOTSTRAP_OPTION, POLICY, RESOURCE_TIMEOUT_OPTION, XDS_CONFIG_ATTRIBUTE } from './names';
 import { RouteTable } from './routing';
+import { channelTelemetryNow, type ChannelTelemetry } from './telemetry/channel-telemetry';
 import type { XdsConfig } from './xds-config';
 
 /** What one running resolution holds; gone when grpc-js destroys the resolver. */
@@ -39,12 +40,18 @@ export class XdsResolver implements experimental.Resolver {
   private running: Running | undefined;
   /** Counts starts and destroys: a result queued by one is dropped once another came. */
   private generation = 0;
+  /** The channel's per-call telemetry (A66, A72), resolved once; undefined: none. */
+  private readonly telemetry: ChannelTelemetry | undefined;
+  /** When the running resolution started (performance.now()). */
+  private resolutionStartedAt = 0;
 
   constructor(
     private readonly target: experimental.GrpcUri,
     private readonly listener: experimental.ResolverListener,
     private readonly options: ChannelOptions,
-  ) {}
+  ) {
+    this.telemetry = channelTelemetryNow(experimental.uriToString(target));
+  }
 
   /** The channel's default `:authority`: the target's path, as other gRPC xDS clients do. */
   static getDefaultAuthority(target: experimental.GrpcUri): string {
@@ -61,6 +68,7 @@ export class XdsResolver implements experimental.Resolver {
       return;
     }
     try {
+      this.resolutionStartedAt = performance.now();
       this.running = this.start();
     } catch (e) {
       const error = isXdsError(e) ? e : undefined;
@@ -153,6 +161,7 @@ export class XdsResolver implements experimental.Resolver {
       this.dataPlaneAuthority(),
       sessions,
       gcpAuthn,
+      this.telemetry,
     );
     this.emit(serviceConfig, config, selector);
   }
@@ -172,13 +181,14 @@ export class XdsResolver implements experimental.Resolver {
       this.reportError(error.message);
       return;
     }
-    this.emit(running.serviceConfig, running.config, new FailingConfigSelector(error.message));
+    const selector = new FailingConfigSelector(error.message, this.telemetry);
+    this.emit(running.serviceConfig, running.config, selector);
   }
 
   private emit(
     serviceConfig: ServiceConfig,
     config: XdsConfig,
-    selector: experimental.ConfigSelector,
+    selector: XdsConfigSelector | FailingConfigSelector,
   ): void {
     const attributes = {
       [XDS_CONFIG_ATTRIBUTE]: config,
@@ -195,7 +205,14 @@ export class XdsResolver implements experimental.Resolver {
     } catch (e) {
       logError(`xds-client: grpc-js rejected a configuration: ${e instanceof Error ? e.stack : e}`);
     }
-    if (!accepted) selector.unref();
+    if (!accepted) {
+      selector.unref();
+    } else if (this.telemetry) {
+      // grpc-js hands the calls that waited for a selector to this one on its next tick, queued
+      // just now: those invoked before ours runs waited for name resolution (A66, A72).
+      selector.waitingSince = this.resolutionStartedAt;
+      process.nextTick(() => (selector.waitingSince = undefined));
+    }
   }
 
   private reportError(details: string): void {

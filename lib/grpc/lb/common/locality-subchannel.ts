@@ -28,6 +28,7 @@ export function localityOf(address: SubchannelAddress): LoadLocality | undefined
 export class LocalitySubchannel extends experimental.BaseSubchannelWrapper {
   private cachedFor: ClusterLoad | undefined;
   private cached: LocalityLoad | undefined;
+  private label: string | undefined;
 
   constructor(
     child: experimental.SubchannelInterface,
@@ -42,6 +43,14 @@ export class LocalitySubchannel extends experimental.BaseSubchannelWrapper {
     return this.child;
   }
 
+  /**
+   * A78's `grpc.lb.locality` value, `{region="…", zone="…", sub_zone="…"}` ('' without a
+   * locality), made at the first telemetry pick.
+   */
+  get localityLabel(): string {
+    return (this.label ??= localityLabel(this.locality));
+  }
+
   /** The counters of this subchannel's locality in `load` (looked up once per load). */
   loadIn(load: ClusterLoad): LocalityLoad {
     const cached = this.cached;
@@ -49,4 +58,8 @@ export class LocalitySubchannel extends experimental.BaseSubchannelWrapper {
     this.cachedFor = load;
     return (this.cached = load.locality(this.locality));
   }
+}
+
+function localityLabel(l: LoadLocality | undefined): string {
+  return l ? `{region="${l.region}", zone="${l.zone}", sub_zone="${l.subZone}"}` : '';
 }
