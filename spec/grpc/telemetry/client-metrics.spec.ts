@@ -3,6 +3,8 @@
 // failed, retried, deadline-exceeded and never-picked RPCs; A89's and A78's optional labels
 // only when named (A79); nothing at all with telemetry off.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { register } from '../../../lib/grpc';
@@ -255,5 +257,15 @@ describe('client per-call metrics on xds: channels (A66)', () => {
     for (const name of [STARTED, ATTEMPT_DURATION, SENT, RCVD, CALL_DURATION]) {
       assert.deepEqual((await metrics.read(name)).points, [], name);
     }
+  });
+
+  it('loads nothing of OpenTelemetry for RPCs when no provider is given or registered', async () => {
+    const fixture = path.join(__dirname, 'fixtures', 'rpc-without-telemetry.ts');
+    const loaded = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--require', 'tsx/cjs', fixture], (e, stdout, stderr) =>
+        e ? reject(new Error(`${e.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    assert.deepEqual(JSON.parse(loaded), []);
   });
 });
