@@ -43,6 +43,12 @@ export interface OpenCommand {
    * header, the session cookie the first RPC's response set, as a client keeping a session does.
    */
   readonly session?: boolean;
+  /**
+   * Per-call telemetry (issue 22): the channel is made after `register()` with the OpenTelemetry
+   * SDK's MeterProvider (A66's metrics, aggregated in memory) or TracerProvider (A72's spans,
+   * sampled and ended, exported nowhere). Ours only.
+   */
+  readonly telemetry?: 'metrics' | 'traces';
 }
 
 /** One timed batch of `rpcs` RPCs on the open channel, `concurrency` in flight (`batch`). */

@@ -4,7 +4,11 @@
 //   rpc-throughput-session  stateful session affinity (gRFC A55): the Listener's cookie filter,
 //                           every RPC sending back the cookie the first one got;
 //   rpc-throughput-rewrite  authority rewriting (gRFC A81): the route's auto_host_rewrite, an
-//                           EDS hostname per endpoint, the server trusted by the bootstrap.
+//                           EDS hostname per endpoint, the server trusted by the bootstrap;
+// and the cost of per-call telemetry (issue 22), the same resources with the channel made after
+// register() with the OpenTelemetry SDK's
+//   rpc-throughput-metrics  MeterProvider (gRFC A66's client instruments);
+//   rpc-throughput-traces   TracerProvider (gRFC A72's call and attempt spans).
 // Beside it, in the same rounds, the plain `xds:` channel of ours (the feature's cost is the
 // paired ratio of the two) and the floor, plain grpc-js. The peer does not run here.
 import { median } from '../stats';
@@ -14,6 +18,14 @@ import type { Context } from '../suite';
 
 export const SESSION = 'rpc-throughput-session';
 export const REWRITE = 'rpc-throughput-rewrite';
+export const METRICS = 'rpc-throughput-metrics';
+export const TRACES = 'rpc-throughput-traces';
+
+/** What the feature lane has: a server feature (the resources), or telemetry (the client). */
+type Feature = XdsFeature | 'metrics' | 'traces';
+
+const isTelemetry = (feature: Feature): feature is 'metrics' | 'traces' =>
+  feature === 'metrics' || feature === 'traces';
 
 /** Backend set of these workloads: their own pair, so the plain workload's are untouched. */
 const SET = 4;
@@ -26,7 +38,7 @@ const n = (value: number): string => value.toLocaleString('en-US');
 const percent = (value: number): string => `${(value * 100).toFixed(1)} %`;
 
 /** A lane's row in the table: the workload's own, so the two workloads' rows stay apart. */
-export function featureTitle(ctx: Context, feature: XdsFeature, lane: Lane): string {
+export function featureTitle(ctx: Context, feature: Feature, lane: Lane): string {
   const rpc = ctx.config.rpc;
   const what = { feature: `with ${feature}`, plain: 'plain xds:', floor: 'floor' }[lane];
   return `${n(rpc.rpcs)} unary RPCs (${feature} run) · ${what}`;
@@ -37,12 +49,12 @@ export async function featureThroughput(
   ctx: Context,
   backends: Backends,
   id: string,
-  feature: XdsFeature,
+  feature: Feature,
 ): Promise<void> {
   const rpc = ctx.config.rpc;
   const addresses = await backends.addresses(SET);
   const [configured, plain] = await Promise.all([
-    XdsServer.start(addresses, feature),
+    XdsServer.start(addresses, isTelemetry(feature) ? undefined : feature),
     XdsServer.start(addresses),
   ]);
   const channels: Record<Lane, ChannelSpec> = {
@@ -71,6 +83,7 @@ export async function featureThroughput(
               warmup: rpc.warmupRpcs,
               concurrency: rpc.concurrency,
               session: lane === 'feature' && feature === 'session',
+              ...(lane === 'feature' && isTelemetry(feature) && { telemetry: feature }),
             },
             'ready',
           );

@@ -11,7 +11,7 @@ import { median, type Results } from '../stats';
 import { Backends, RpcProcess, XdsServer } from '../rpc-harness';
 import { absoluteNow, type ChannelSpec, type Impl } from '../rpc-protocol';
 import type { Context, Suite } from '../suite';
-import { REWRITE, SESSION, featureThroughput } from './rpc-features';
+import { METRICS, REWRITE, SESSION, TRACES, featureThroughput } from './rpc-features';
 
 export interface RpcConfig {
   /**
@@ -111,6 +111,8 @@ export function rpcSuite(): Suite {
       { id: PUSH, description: 'EDS push → first RPC answered by the new endpoints' },
       { id: SESSION, description: 'rpc-throughput (ours) with stateful session affinity' },
       { id: REWRITE, description: 'rpc-throughput (ours) with authority rewriting' },
+      { id: METRICS, description: "rpc-throughput (ours) with A66's per-call metrics" },
+      { id: TRACES, description: "rpc-throughput (ours) with A72's per-call spans" },
     ],
     async run(ctx, wanted) {
       const backends = new Backends();
@@ -126,6 +128,8 @@ export function rpcSuite(): Suite {
         if (wanted(PUSH)) await push(ctx, backends, serve);
         if (wanted(SESSION)) await featureThroughput(ctx, backends, SESSION, 'session');
         if (wanted(REWRITE)) await featureThroughput(ctx, backends, REWRITE, 'rewrite');
+        if (wanted(METRICS)) await featureThroughput(ctx, backends, METRICS, 'metrics');
+        if (wanted(TRACES)) await featureThroughput(ctx, backends, TRACES, 'traces');
       } finally {
         await Promise.all(servers.map((server) => server.close()));
         backends.close();
