@@ -12,9 +12,7 @@ import { DIST } from './clients';
 import {
   ECHO_METHOD,
   XDS_SERVICE,
-  TELEMETRY_ENV,
   absoluteNow,
-  type BenchTelemetry,
   type ChannelSpec,
   type FirstRpcCommand,
   type Impl,
@@ -40,7 +38,7 @@ function setUp(): string {
   switch (impl) {
     case 'ours': {
       const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-      ours.register(telemetryOptions(process.env[TELEMETRY_ENV] as BenchTelemetry | undefined));
+      ours.register();
       return ours.BOOTSTRAP_OPTION;
     }
     case 'peer': {
@@ -51,37 +49,6 @@ function setUp(): string {
     case 'floor':
       grpc.experimental.registerResolver(PUSHED_SCHEME, PushedResolver);
       return '';
-  }
-}
-
-/** The OpenTelemetry SDK providers of a process with telemetry on (bench/rpc-harness.ts). */
-function telemetryOptions(telemetry: BenchTelemetry | undefined) {
-  switch (telemetry) {
-    case undefined:
-      return undefined;
-    case 'metrics': {
-      const sdk =
-        require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
-      // A reader the bench never collects from: every RPC is still aggregated.
-      class Unread extends sdk.MetricReader {
-        protected override async onShutdown(): Promise<void> {}
-        protected override async onForceFlush(): Promise<void> {}
-      }
-      return { meterProvider: new sdk.MeterProvider({ readers: [new Unread()] }) };
-    }
-    case 'traces': {
-      const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-      const dropped = {
-        export: (_spans: unknown[], done: (r: { code: 0 }) => void) => done({ code: 0 }),
-        shutdown: async () => {},
-      };
-      return {
-        tracerProvider: new sdk.TracerProvider({
-          sampler: new sdk.AlwaysOnSampler(),
-          spanProcessors: [new sdk.SimpleSpanProcessor({ exporter: dropped })],
-        }),
-      };
-    }
   }
 }
 
@@ -238,8 +205,36 @@ function cookieOf(setCookie: readonly string[]): grpc.Metadata {
   return metadata;
 }
 
+/**
+ * register()s the telemetry a channel made next gets (ours only; issue 22), as a service would
+ * have it: the SDK's MeterProvider with a reader (without one, the SDK drops every record), its
+ * TracerProvider with a batch processor whose exporter discards the spans.
+ */
+function withTelemetry(telemetry: OpenCommand['telemetry']): void {
+  if (telemetry === undefined) return;
+  const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
+  if (telemetry === 'metrics') {
+    const sdk =
+      require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+    class NeverCollected extends sdk.MetricReader {
+      protected override async onShutdown(): Promise<void> {}
+      protected override async onForceFlush(): Promise<void> {}
+    }
+    ours.register({ meterProvider: new sdk.MeterProvider({ readers: [new NeverCollected()] }) });
+  } else {
+    const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+    const exporter = {
+      export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
+      shutdown: async () => {},
+    };
+    const spanProcessors = [new sdk.BatchSpanProcessor({ exporter })];
+    ours.register({ tracerProvider: new sdk.TracerProvider({ spanProcessors }) });
+  }
+}
+
 async function openChannel(command: OpenCommand): Promise<void> {
   if (open) throw new Error('a channel is already open');
+  withTelemetry(command.telemetry);
   const client = makeClient(command.channel);
   // The first RPC waits for the channel to be ready; the warm-up then runs the whole path.
   const { setCookie } = await call(client);

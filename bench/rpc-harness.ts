@@ -18,8 +18,6 @@ import {
   ECHO_METHOD,
   XDS_SERVICE,
   backendName,
-  TELEMETRY_ENV,
-  type BenchTelemetry,
   type Impl,
   type RpcCommand,
   type RpcEvent,
@@ -35,14 +33,12 @@ export class RpcProcess extends ForkedClient<RpcCommand, RpcEvent> {
    * `bootstrapEnv`: GRPC_XDS_BOOTSTRAP_CONFIG for the process (the peer's bootstrap). With
    * `--cpu-prof DIR`, the process writes its profile into DIR/<impl>, as the other clients do.
    */
-  static start(impl: Impl, bootstrapEnv?: string, telemetry?: BenchTelemetry): RpcProcess {
+  static start(impl: Impl, bootstrapEnv?: string): RpcProcess {
     const profile = ClientProcess.profileDir && path.join(ClientProcess.profileDir, impl);
     const env = { ...process.env };
     delete env['GRPC_XDS_BOOTSTRAP'];
     delete env['GRPC_XDS_BOOTSTRAP_CONFIG'];
-    delete env[TELEMETRY_ENV];
     if (bootstrapEnv !== undefined) env['GRPC_XDS_BOOTSTRAP_CONFIG'] = bootstrapEnv;
-    if (telemetry !== undefined) env[TELEMETRY_ENV] = telemetry;
     const child = fork(path.join(__dirname, 'rpc-child.ts'), [impl], {
       cwd: path.resolve(__dirname, '..'),
       env,

@@ -21,16 +21,6 @@ export const backendName = (set: number, index: number): string => `s${set}-${in
  */
 export const absoluteNow = (): number => performance.timeOrigin + performance.now();
 
-/**
- * Per-call telemetry switched on in an `ours` client process (issue 22): `metrics`, an
- * OpenTelemetry SDK MeterProvider given to `register()`; `traces`, an SDK TracerProvider that
- * samples every call (its spans are dropped once ended, as an exporter would take them away).
- */
-export type BenchTelemetry = 'metrics' | 'traces';
-
-/** How the bench tells a client process which telemetry to switch on. */
-export const TELEMETRY_ENV = 'XDS_CLIENT_BENCH_TELEMETRY';
-
 /** How a channel is made: the target, and where its bootstrap or addresses come from. */
 export type ChannelSpec =
   /**
@@ -53,6 +43,12 @@ export interface OpenCommand {
    * header, the session cookie the first RPC's response set, as a client keeping a session does.
    */
   readonly session?: boolean;
+  /**
+   * Per-call telemetry (issue 22): the channel is made after `register()` with the OpenTelemetry
+   * SDK's MeterProvider (A66's metrics, aggregated in memory) or TracerProvider (A72's spans,
+   * sampled and ended, exported nowhere). Ours only.
+   */
+  readonly telemetry?: 'metrics' | 'traces';
 }
 
 /** One timed batch of `rpcs` RPCs on the open channel, `concurrency` in flight (`batch`). */

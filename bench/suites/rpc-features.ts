@@ -5,14 +5,15 @@
 //                           every RPC sending back the cookie the first one got;
 //   rpc-throughput-rewrite  authority rewriting (gRFC A81): the route's auto_host_rewrite, an
 //                           EDS hostname per endpoint, the server trusted by the bootstrap;
-// or whose process has per-call telemetry on (issue 22; the resources are the plain ones):
-//   rpc-throughput-metrics  A66's metrics into an OpenTelemetry SDK MeterProvider;
-//   rpc-throughput-traces   A72's spans from an SDK TracerProvider sampling every call.
+// and the cost of per-call telemetry (issue 22), the same resources with the channel made after
+// register() with the OpenTelemetry SDK's
+//   rpc-throughput-metrics  MeterProvider (gRFC A66's client instruments);
+//   rpc-throughput-traces   TracerProvider (gRFC A72's call and attempt spans).
 // Beside it, in the same rounds, the plain `xds:` channel of ours (the feature's cost is the
 // paired ratio of the two) and the floor, plain grpc-js. The peer does not run here.
 import { median } from '../stats';
 import { type Backends, RpcProcess, type XdsFeature, XdsServer } from '../rpc-harness';
-import type { BenchTelemetry, ChannelSpec } from '../rpc-protocol';
+import type { ChannelSpec } from '../rpc-protocol';
 import type { Context } from '../suite';
 
 export const SESSION = 'rpc-throughput-session';
@@ -20,9 +21,10 @@ export const REWRITE = 'rpc-throughput-rewrite';
 export const METRICS = 'rpc-throughput-metrics';
 export const TRACES = 'rpc-throughput-traces';
 
-/** What the feature lane has that the plain one has not: resources, or telemetry. */
-type Feature = XdsFeature | BenchTelemetry;
-const isTelemetry = (feature: Feature): feature is BenchTelemetry =>
+/** What the feature lane has: a server feature (the resources), or telemetry (the client). */
+type Feature = XdsFeature | 'metrics' | 'traces';
+
+const isTelemetry = (feature: Feature): feature is 'metrics' | 'traces' =>
   feature === 'metrics' || feature === 'traces';
 
 /** Backend set of these workloads: their own pair, so the plain workload's are untouched. */
@@ -72,12 +74,7 @@ export async function featureThroughput(
       try {
         for (const lane of LANES) {
           ctx.progress(`${id} ${lane} warm-up ${group + 1}/${rpc.throughputProcesses}`);
-          const telemetry = lane === 'feature' && isTelemetry(feature) ? feature : undefined;
-          const client = RpcProcess.start(
-            lane === 'floor' ? 'floor' : 'ours',
-            undefined,
-            telemetry,
-          );
+          const client = RpcProcess.start(lane === 'floor' ? 'floor' : 'ours');
           clients.set(lane, client);
           await client.ask(
             {
@@ -86,6 +83,7 @@ export async function featureThroughput(
               warmup: rpc.warmupRpcs,
               concurrency: rpc.concurrency,
               session: lane === 'feature' && feature === 'session',
+              ...(lane === 'feature' && isTelemetry(feature) && { telemetry: feature }),
             },
             'ready',
           );

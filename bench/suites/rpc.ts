@@ -111,8 +111,8 @@ export function rpcSuite(): Suite {
       { id: PUSH, description: 'EDS push → first RPC answered by the new endpoints' },
       { id: SESSION, description: 'rpc-throughput (ours) with stateful session affinity' },
       { id: REWRITE, description: 'rpc-throughput (ours) with authority rewriting' },
-      { id: METRICS, description: 'rpc-throughput (ours) with per-call metrics (A66) on' },
-      { id: TRACES, description: 'rpc-throughput (ours) with per-call traces (A72) on' },
+      { id: METRICS, description: "rpc-throughput (ours) with A66's per-call metrics" },
+      { id: TRACES, description: "rpc-throughput (ours) with A72's per-call spans" },
     ],
     async run(ctx, wanted) {
       const backends = new Backends();

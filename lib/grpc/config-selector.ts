@@ -3,7 +3,8 @@
 // (A33), which endpoint the RPC's session asks for (A55), which ID tokens to add (A83), and
 // whether the RPC's :authority becomes the picked endpoint's hostname (A81). It holds each
 // cluster it can pick until grpc-js lets go of it, and each RPC holds its cluster until it is
-// committed or over.
+// committed or over. With telemetry on, each RPC also gets its call tracer here (A66, A72:
+// telemetry/xds-call.ts).
 
 import { Metadata, experimental, status, type MethodConfig } from '@grpc/grpc-js';
 import { errorReason, XdsError } from '../errors';
@@ -17,6 +18,8 @@ import { PICK_AUTHORITY, PICK_CLUSTER, PICK_FAILURE, PICK_HASH } from './names';
 import type { RouteTable } from './routing';
 import { requestHash } from './routing/hash-policy';
 import type { StatefulSessions } from './stateful-session/stateful-session';
+import type { ChannelTelemetry } from './telemetry/channel-telemetry';
+import { startCallTelemetry, type XdsCallTelemetry } from './telemetry/xds-call';
 
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 type PickInfo = { readonly [key: string]: string };
@@ -45,19 +48,28 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     private readonly sessions?: StatefulSessions,
     /** The Listener's GCP authentication filters (A83); undefined when it has none. */
     private readonly gcpAuthn?: GcpAuthn,
+    /** The channel's per-call telemetry; undefined when nothing records. */
+    private readonly telemetry?: ChannelTelemetry,
   ) {
     this.releases = [...clusters].map((cluster) => refs.ref(cluster));
   }
 
+  /**
+   * While grpc-js hands this selector the calls that waited for name resolution: when that
+   * resolution started, the closest to their start the plugin can tell (A66, A72).
+   */
+  waitingSince: number | undefined = undefined;
+
   invoke(method: string, metadata: Metadata, channelId: number): CallConfig {
+    const call = this.telemetry && startCallTelemetry(this.telemetry, method, this.waitingSince);
     let decision;
     try {
       decision = this.table.decide(method, metadata);
     } catch (e) {
       // Nothing may throw into grpc-js's call path: this RPC fails, the channel goes on.
-      return failing(`internal error routing ${method}: ${errorReason(e)}`, this.nodeId);
+      return failing(`internal error routing ${method}: ${errorReason(e)}`, this.nodeId, call);
     }
-    if (decision.kind === 'fail') return failing(decision.message, this.nodeId);
+    if (decision.kind === 'fail') return failing(decision.message, this.nodeId, call);
     const { route } = decision;
     const session = this.sessions?.sessionFor(method, route, decision.cluster, metadata);
     const cluster = session ? session.cluster : decision.cluster;
@@ -79,10 +91,14 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
             [PICK_HASH]: hash,
             ...(rewrite && { [PICK_AUTHORITY]: this.authority }),
           });
-    const pickInformation = session ? session.pickInformation(shared) : shared;
+    const sessionInfo = session ? session.pickInformation(shared) : shared;
+    const pickInformation = call ? call.pickInformation(sessionInfo) : sessionInfo;
     const retry = forwarding?.retryPolicy;
     const faults = this.faults?.factoriesFor(route, cluster) ?? [];
-    const filters = [hold, ...faults];
+    // The call's telemetry first: it sees the status last, as the application gets it.
+    const filters: experimental.FilterFactory<Filter>[] = call
+      ? [call, hold, ...faults]
+      : [hold, ...faults];
     // After the faults: an RPC a fault aborts is not failed for want of a token.
     if (authn !== undefined && !(authn instanceof TokenCredentials)) filters.push(authn);
     if (session) filters.push(session);
@@ -128,10 +144,17 @@ function withTokens(tokens: TokenCredentials | undefined, info: PickInfo): PickI
 
 /** Fails every RPC with UNAVAILABLE and `message` (a resource the channel needs is missing). */
 export class FailingConfigSelector implements experimental.ConfigSelector {
-  constructor(private readonly message: string) {}
+  constructor(
+    private readonly message: string,
+    private readonly telemetry?: ChannelTelemetry,
+  ) {}
 
-  invoke(): CallConfig {
-    return failing(this.message, undefined);
+  /** As XdsConfigSelector's. */
+  waitingSince: number | undefined = undefined;
+
+  invoke(method: string): CallConfig {
+    const call = this.telemetry && startCallTelemetry(this.telemetry, method, this.waitingSince);
+    return failing(this.message, undefined, call);
   }
 
   unref(): void {}
@@ -141,14 +164,20 @@ export class FailingConfigSelector implements experimental.ConfigSelector {
  * The RPC fails at its pick with our message: a non-OK `status` here would be replaced by
  * grpc-js's generic "Failed to route call" text, losing the node id and the reason.
  */
-function failing(message: string, nodeId: string | undefined): CallConfig {
+function failing(
+  message: string,
+  nodeId: string | undefined,
+  call: XdsCallTelemetry | undefined,
+): CallConfig {
   const details =
     nodeId === undefined ? message : new XdsError(status.UNAVAILABLE, message, { nodeId }).message;
+  const pickInformation = { [PICK_FAILURE]: details };
   return {
     methodConfig: NO_METHOD_CONFIG,
-    pickInformation: { [PICK_FAILURE]: details },
+    // With telemetry, the failed pick is the call's attempt (A66).
+    pickInformation: call ? call.pickInformation(pickInformation) : pickInformation,
     status: status.OK,
-    dynamicFilterFactories: [],
+    dynamicFilterFactories: call ? [call] : [],
   };
 }
 

@@ -4,6 +4,10 @@
 export { register } from './register';
 export type { OptionalLabel, TelemetryOptions } from './telemetry/options';
 export { grpcTraceBinPropagator } from './telemetry/grpc-trace-bin';
+export {
+  clientTelemetryInterceptor,
+  type ClientTelemetryInterceptorOptions,
+} from './telemetry/client-interceptor';
 export { serverTelemetryInterceptor } from './telemetry/server-interceptor';
 export { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from './names';
 export { RING_SIZE_CAP_OPTION } from './names';

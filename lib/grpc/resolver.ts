@@ -30,6 +30,7 @@ import { canonicalTarget } from './telemetry/labels';
 import type { SubchannelMetricsConfig } from './telemetry/subchannel-metrics';
 import { telemetryNow } from './telemetry/telemetry';
 import { RouteTable } from './routing';
+import { ChannelTelemetry } from './telemetry/channel-telemetry';
 import type { XdsConfig } from './xds-config';
 
 /** What one running resolution holds; gone when grpc-js destroys the resolver. */
@@ -50,6 +51,10 @@ export class XdsResolver implements experimental.Resolver {
   private generation = 0;
   /** A94's metrics for the channel's subchannels; undefined when no MeterProvider records. */
   private readonly subchannelMetrics: SubchannelMetricsConfig | undefined;
+  /** The channel's per-call telemetry (A66, A72), resolved once; undefined: none. */
+  private readonly telemetry: ChannelTelemetry | undefined;
+  /** When the running resolution started (performance.now()). */
+  private resolutionStartedAt = 0;
 
   constructor(
     private readonly target: experimental.GrpcUri,
@@ -62,6 +67,7 @@ export class XdsResolver implements experimental.Resolver {
       meterProvider: telemetry.meterProvider,
       optionalLabels: telemetry.optionalLabels,
     };
+    this.telemetry = telemetry && new ChannelTelemetry(telemetry, experimental.uriToString(target));
   }
 
   /** The channel's default `:authority`: the target's path, as other gRPC xDS clients do. */
@@ -79,6 +85,7 @@ export class XdsResolver implements experimental.Resolver {
       return;
     }
     try {
+      this.resolutionStartedAt = performance.now();
       this.running = this.start();
     } catch (e) {
       const error = isXdsError(e) ? e : undefined;
@@ -171,6 +178,7 @@ export class XdsResolver implements experimental.Resolver {
       this.dataPlaneAuthority(),
       sessions,
       gcpAuthn,
+      this.telemetry,
     );
     this.emit(serviceConfig, config, selector);
   }
@@ -190,13 +198,14 @@ export class XdsResolver implements experimental.Resolver {
       this.reportError(error.message);
       return;
     }
-    this.emit(running.serviceConfig, running.config, new FailingConfigSelector(error.message));
+    const selector = new FailingConfigSelector(error.message, this.telemetry);
+    this.emit(running.serviceConfig, running.config, selector);
   }
 
   private emit(
     serviceConfig: ServiceConfig,
     config: XdsConfig,
-    selector: experimental.ConfigSelector,
+    selector: XdsConfigSelector | FailingConfigSelector,
   ): void {
     const attributes = {
       [XDS_CONFIG_ATTRIBUTE]: config,
@@ -214,7 +223,14 @@ export class XdsResolver implements experimental.Resolver {
     } catch (e) {
       logError(`xds-client: grpc-js rejected a configuration: ${e instanceof Error ? e.stack : e}`);
     }
-    if (!accepted) selector.unref();
+    if (!accepted) {
+      selector.unref();
+    } else if (this.telemetry) {
+      // grpc-js hands the calls that waited for a selector to this one on its next tick, queued
+      // just now: those invoked before ours runs waited for name resolution (A66, A72).
+      selector.waitingSince = this.resolutionStartedAt;
+      process.nextTick(() => (selector.waitingSince = undefined));
+    }
   }
 
   private reportError(details: string): void {

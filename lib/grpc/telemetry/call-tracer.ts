@@ -3,15 +3,21 @@
 // `xds:` channels, the exported interceptors on plain ones, the XdsServer's interceptor). Each
 // hook talks to one tracer of each kind; metrics (A66) and spans (A72) are two implementations,
 // fanned out by `clientCallOf` / `serverCallOf`. A tracer must never throw: its methods run inside grpc-js's call path.
-import type { status } from '@grpc/grpc-js';
+import type { Metadata, status } from '@grpc/grpc-js';
 
-/** Where an attempt was routed, known once its pick completed (A89, A78). */
+/**
+ * Where an attempt is routed, as its picks find out (A89, A78): a live view, which the picks
+ * fill in (the last pick's values win, A89) and a tracer reads when the attempt ends.
+ */
 export interface PickedBackend {
-  /** The cluster the attempt was routed to (A89's `grpc.lb.backend_service`). */
-  readonly backendService?: string;
-  /** Its endpoint's locality, `region/zone/sub_zone` (A78's `grpc.lb.locality`). */
-  readonly locality?: string;
-  /** Whether the pick had to wait (A72's "Delayed LB pick complete" event). */
+  /** The cluster the attempt was routed to (A89's `grpc.lb.backend_service`); '' unknown. */
+  readonly backendService: string;
+  /**
+   * Its endpoint's locality (A78's `grpc.lb.locality`), as
+   * `{region="…", zone="…", sub_zone="…"}`; '' unknown.
+   */
+  readonly locality: string;
+  /** Whether the attempt's pick had to wait (A72's "Delayed LB pick complete" event). */
   readonly delayed: boolean;
 }
 
@@ -23,11 +29,27 @@ export interface MessageSize {
   readonly compressed?: number;
 }
 
-/** One attempt of a client call (a retry or hedge is another). */
+/** What an attempt is started with (A66: after resolution and filters, before the pick). */
+export interface AttemptOptions {
+  /** A72's `transparent-retry`. */
+  readonly transparentRetry: boolean;
+  /** A72's `previous-rpc-attempts`: attempts before this one, transparent retries not counted. */
+  readonly previousAttempts: number;
+  readonly backend: PickedBackend;
+}
+
+/**
+ * One attempt of a client call (a retry or hedge is another). Messages are given as they
+ * cross the wire, per attempt: their bytes without gRPC's 5-byte frame header, and whether they
+ * were compressed (an attempt's hooks see no uncompressed size of a compressed message).
+ */
 export interface AttemptTracer {
-  picked(backend: PickedBackend): void;
-  sentMessage(message: MessageSize): void;
-  receivedMessage(message: MessageSize): void;
+  /** The attempt's metadata, just before its stream is created: A72 injects its span here. */
+  sendingMetadata(metadata: Metadata): void;
+  /** The pick completed: a stream is being created (`backend.delayed` says if it waited). */
+  picked(): void;
+  sentMessage(bytes: number, compressed: boolean): void;
+  receivedMessage(bytes: number, compressed: boolean): void;
   /** The attempt's status; called once, after which nothing else is. */
   end(code: status, details: string): void;
 }
@@ -35,7 +57,7 @@ export interface AttemptTracer {
 /** One client call, from the application's start to the status it receives. */
 export interface ClientCallTracer {
   /** A66: after resolution and filters, before the pick. */
-  startAttempt(options: { readonly transparentRetry: boolean }): AttemptTracer;
+  startAttempt(options: AttemptOptions): AttemptTracer;
   /** A72: the call waited for name resolution, now complete. */
   resolutionDelayed(): void;
   /** The status delivered to the application; called once. */
@@ -62,7 +84,7 @@ export function serverCallOf(tracers: readonly ServerCallTracer[]): ServerCallTr
 
 class ClientCallFanOut implements ClientCallTracer {
   constructor(private readonly tracers: readonly ClientCallTracer[]) {}
-  startAttempt(options: { readonly transparentRetry: boolean }): AttemptTracer {
+  startAttempt(options: AttemptOptions): AttemptTracer {
     return new AttemptFanOut(this.tracers.map((t) => t.startAttempt(options)));
   }
   resolutionDelayed(): void {
@@ -75,14 +97,17 @@ class ClientCallFanOut implements ClientCallTracer {
 
 class AttemptFanOut implements AttemptTracer {
   constructor(private readonly tracers: readonly AttemptTracer[]) {}
-  picked(backend: PickedBackend): void {
-    for (const t of this.tracers) t.picked(backend);
+  sendingMetadata(metadata: Metadata): void {
+    for (const t of this.tracers) t.sendingMetadata(metadata);
   }
-  sentMessage(message: MessageSize): void {
-    for (const t of this.tracers) t.sentMessage(message);
+  picked(): void {
+    for (const t of this.tracers) t.picked();
   }
-  receivedMessage(message: MessageSize): void {
-    for (const t of this.tracers) t.receivedMessage(message);
+  sentMessage(bytes: number, compressed: boolean): void {
+    for (const t of this.tracers) t.sentMessage(bytes, compressed);
+  }
+  receivedMessage(bytes: number, compressed: boolean): void {
+    for (const t of this.tracers) t.receivedMessage(bytes, compressed);
   }
   end(code: status, details: string): void {
     for (const t of this.tracers) t.end(code, details);

@@ -37,6 +37,7 @@ import type { XdsConfig } from '../../xds-config';
 import { LocalitySubchannel, localityOf } from '../common/locality-subchannel';
 import { holdCountedCall, type CallCount } from '../common/call-slots';
 import { dropPick } from '../common/pick-results';
+import { reportBackend } from '../../telemetry/xds-call';
 import { withBackendMetrics } from './backend-metrics';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -295,6 +296,9 @@ class ClusterImplPicker implements experimental.Picker {
   pick(args: experimental.PickArgs): experimental.PickResult {
     const { cluster, dropCategories, maxConcurrentRequests } = this.settings;
     const load = this.load;
+    // A89: the attempt's backend service, on every pick whatever its result (A78's locality
+    // once the child picked an endpoint).
+    reportBackend(args.extraPickInfo, cluster, '');
     for (const drop of dropCategories) {
       if (Math.random() * 1_000_000 < drop.requestsPerMillion) {
         load?.dropped(drop.category);
@@ -309,6 +313,7 @@ class ClusterImplPicker implements experimental.Picker {
     // Our wrapper (see createSubchannel): grpc-js gets what it wraps.
     const picked = result.subchannel;
     const wrapper = picked instanceof LocalitySubchannel ? picked : undefined;
+    if (wrapper) reportBackend(args.extraPickInfo, cluster, wrapper.localityLabel);
     const subchannel = wrapper ? wrapper.unwrap() : picked;
     if (!this.counter.tryAcquire(maxConcurrentRequests)) {
       load?.droppedUncategorized();

@@ -16,6 +16,7 @@ import { rewriteAuthority, withHostnameOf } from '../common/authority-rewrite';
 import { throughHttpProxy } from '../../http-connect';
 import { addTokenCredentials } from '../../gcp-authn/token-credentials';
 import { dropPick } from '../common/pick-results';
+import { attemptOf } from '../../telemetry/xds-call';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -158,6 +159,13 @@ class ClusterManagerPicker implements experimental.Picker {
   constructor(private readonly pickers: ReadonlyMap<string, experimental.Picker>) {}
 
   pick(args: experimental.PickArgs): experimental.PickResult {
+    // A66's attempt starts before its pick, and follows the stream the pick leads to.
+    const attempt = attemptOf(args);
+    const result = this.route(args);
+    return attempt ? attempt.picked(result, args.metadata) : result;
+  }
+
+  private route(args: experimental.PickArgs): experimental.PickResult {
     const failure = args.extraPickInfo[PICK_FAILURE];
     if (failure !== undefined) return dropPick(failure);
     const cluster = args.extraPickInfo[PICK_CLUSTER] ?? '';

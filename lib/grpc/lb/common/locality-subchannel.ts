@@ -7,6 +7,7 @@
 
 import { experimental } from '@grpc/grpc-js';
 import type { ClusterLoad, LoadLocality, LocalityLoad } from '../../../client/lrs/load-store';
+import { localityLabel } from '../../telemetry/labels';
 
 type SubchannelAddress = experimental.SubchannelAddress;
 
@@ -28,6 +29,7 @@ export function localityOf(address: SubchannelAddress): LoadLocality | undefined
 export class LocalitySubchannel extends experimental.BaseSubchannelWrapper {
   private cachedFor: ClusterLoad | undefined;
   private cached: LocalityLoad | undefined;
+  private label: string | undefined;
 
   constructor(
     child: experimental.SubchannelInterface,
@@ -47,6 +49,14 @@ export class LocalitySubchannel extends experimental.BaseSubchannelWrapper {
   /** The subchannel this wraps: what the picker hands to grpc-js. */
   unwrap(): experimental.SubchannelInterface {
     return this.child;
+  }
+
+  /**
+   * A78's `grpc.lb.locality` value, `{region="…", zone="…", sub_zone="…"}` ('' without a
+   * locality), made at the first telemetry pick.
+   */
+  get localityLabel(): string {
+    return (this.label ??= localityLabel(this.locality));
   }
 
   /** The counters of this subchannel's locality in `load` (looked up once per load). */
