@@ -1,5 +1,5 @@
 // Per-call telemetry where users look for it: an `xds:` channel and an XdsServer in one process,
-// their per-call metrics (gRFCs A66, A89, A78) given to the OpenTelemetry SDK's Prometheus
+// their per-call and subchannel metrics (gRFCs A66, A89, A78, A94) given to the OpenTelemetry SDK's Prometheus
 // exporter, served on 127.0.0.1 for Prometheus to scrape. Everything runs here: the management
 // server (xds-client/testing), the backend (an XdsServer), the client.
 //
@@ -129,11 +129,11 @@ async function main(): Promise<void> {
 
   if (once) {
     const scrape = await (await fetch(url)).text();
-    // The per-call instruments only (the scrape also has the XdsClient's own, A78), and of each
+    // The per-call and subchannel instruments (the scrape also has the XdsClient's own, A78); of each
     // histogram its count and sum (its buckets are A66's boundaries, one line each).
     const lines = scrape
       .split('\n')
-      .filter((line) => /^grpc_(client|server)_/.test(line) && !/_bucket\{/.test(line));
+      .filter((line) => /^grpc_(client|server|subchannel)_/.test(line) && !/_bucket\{/.test(line));
     console.log(lines.join('\n'));
     await stop();
     return;

@@ -112,6 +112,16 @@ export class RunningCli {
     });
   }
 
+  /** Resolves with the exit code once the program ends by itself; SIGKILL after `timeoutMs`. */
+  async exit(timeoutMs: number): Promise<number | null> {
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Sends a signal and resolves with the exit code; SIGKILL if it does not stop in time. */
   async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 5000): Promise<number | null> {
     if (this.child.exitCode !== null) return this.child.exitCode;
