@@ -7,18 +7,7 @@ import assert from 'node:assert/strict';
 import { weightedShuffle } from '../../../lib/grpc/lb/pick-first-weighted/pick-first-weighted';
 import { normalizedWeights } from '../../../lib/grpc/lb/cds/endpoint-weights';
 import type { LbEndpoint } from '../../../lib/resources/endpoint';
-
-/** mulberry32: a small seeded generator of uniform numbers in [0, 1). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../../helpers/random';
 
 /** How often each item comes first over `trials` shuffles. */
 function firstShares(
