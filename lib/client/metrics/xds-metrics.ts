@@ -15,6 +15,7 @@ import type {
 import type { EventEmitter } from 'eventemitter3';
 import { logError } from '../../trace';
 import { VERSION } from '../../version';
+import { meterProviderFor } from './otel-api';
 import type { AckEvent, DisconnectedEvent, NackEvent, XdsClientEvents } from '../core/events';
 import type { ResourceState } from '../cache/resource-state';
 import { parseResourceName } from '../cache/resource-name';
@@ -60,22 +61,6 @@ const instrumentsByProvider = new WeakMap<MeterProvider, Instruments>();
 
 /** ValueType.INT, without loading @opentelemetry/api for its enum. */
 const INT = 0 as ValueType;
-
-/** The API's process-wide slot (major version 1): a global MeterProvider is registered here. */
-const OTEL_API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
-
-/**
- * The provider to meter through: the option, else the global one if an application
- * registered one. Checking the global slot first keeps @opentelemetry/api (~15 ms to load)
- * out of processes that do not use OpenTelemetry.
- */
-export function meterProviderFor(option: MeterProvider | undefined): MeterProvider | undefined {
-  if (option !== undefined) return option;
-  const slot = (globalThis as Record<symbol, { metrics?: unknown } | undefined>)[OTEL_API_GLOBAL];
-  if (slot?.metrics === undefined) return undefined;
-  const { metrics } = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
-  return metrics.getMeterProvider();
-}
 
 /**
  * Starts A78's metrics for a client, or returns undefined when there is no provider. A meter

@@ -44,7 +44,7 @@ export function secondsSince(start: number): number {
 }
 
 class CallMetrics implements ClientCallTracer {
-  /** grpc.method and grpc.target: attempt.started's labels, and the base of the others. */
+  /** grpc.method and grpc.target: attempt.started's labels (the others are built whole). */
   readonly labels: Attributes;
 
   constructor(

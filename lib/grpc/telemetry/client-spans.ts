@@ -7,9 +7,10 @@ import type { Context, Span, TextMapPropagator, Tracer } from '@opentelemetry/ap
 import type { AttemptOptions, AttemptTracer, ClientCallTracer } from './call-tracer';
 import { metadataSetter } from './grpc-trace-bin';
 import { statusLabel } from './labels';
+import { otelApi } from '../../client/metrics/otel-api';
 
-type Api = typeof import('@opentelemetry/api');
-const api = require('@opentelemetry/api') as Api;
+// Required only once a channel has a tracer (channel-telemetry.ts): the API loads with it.
+const api = otelApi();
 
 /** SpanStatusCode.OK / ERROR. */
 const OK = 1;

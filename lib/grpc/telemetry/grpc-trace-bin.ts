@@ -4,11 +4,9 @@
 // OpenTelemetry API is loaded only when a span is injected or extracted.
 import type { Metadata } from '@grpc/grpc-js';
 import type { Context, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
+import { otelApi } from '../../client/metrics/otel-api';
 
 export const GRPC_TRACE_BIN = 'grpc-trace-bin';
-
-type Api = typeof import('@opentelemetry/api');
-const api = (): Api => require('@opentelemetry/api') as Api;
 
 /**
  * Metadata as an OpenTelemetry carrier. A `-bin` key carries bytes, which a TextMap
@@ -45,7 +43,7 @@ export function grpcTraceBinPropagator(): TextMapPropagator {
 
 class GrpcTraceBinPropagator implements TextMapPropagator {
   inject(context: Context, carrier: unknown, setter: TextMapSetter): void {
-    const { trace, isSpanContextValid } = api();
+    const { trace, isSpanContextValid } = otelApi();
     const span = trace.getSpanContext(context);
     if (!span || !isSpanContextValid(span)) return;
     const bytes = Buffer.alloc(ENCODED_LENGTH);
@@ -65,7 +63,7 @@ class GrpcTraceBinPropagator implements TextMapPropagator {
     if (text === undefined) return context;
     const parsed = parse(Buffer.from(text, 'base64'));
     if (!parsed) return context;
-    const { trace, isSpanContextValid } = api();
+    const { trace, isSpanContextValid } = otelApi();
     const span = { ...parsed, isRemote: true };
     return isSpanContextValid(span) ? trace.setSpanContext(context, span) : context;
   }

@@ -18,8 +18,7 @@ import { ServerCallMetrics } from './server-metrics';
 import { ServerCallSpan } from './server-span';
 import { observeTransport } from './server-transport';
 import { telemetryOf, telemetryNow, type Telemetry } from './telemetry';
-
-type Api = typeof import('@opentelemetry/api');
+import { otelApi } from '../../client/metrics/otel-api';
 
 /** How much earlier than the server's deadline the client's may have passed (transit). */
 const DEADLINE_SLACK_MS = 100;
@@ -107,7 +106,7 @@ class ServerCallRecord {
   /** Runs `step` of grpc-js's handler with the call's span active. */
   within(step: () => void): void {
     if (!this.context) return step();
-    (require('@opentelemetry/api') as Api).context.with(this.context, step);
+    otelApi().context.with(this.context, step);
   }
 
   sent(message: MessageSize): void {

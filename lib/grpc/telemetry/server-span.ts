@@ -12,8 +12,7 @@ import type {
 import type { MessageSize, ServerCallTracer } from './call-tracer';
 import { metadataGetter } from './grpc-trace-bin';
 import { statusLabel } from './labels';
-
-type Api = typeof import('@opentelemetry/api');
+import { otelApi } from '../../client/metrics/otel-api';
 
 /** SpanKind.SERVER and SpanStatusCode's values, without loading the API for its enums. */
 const SERVER = 1 as SpanKind;
@@ -33,7 +32,7 @@ export class ServerCallSpan implements ServerCallTracer {
   private received = 0;
 
   constructor(tracer: Tracer, propagator: TextMapPropagator, path: string, metadata: Metadata) {
-    const api = require('@opentelemetry/api') as Api;
+    const api = otelApi();
     const parent = propagator.extract(api.ROOT_CONTEXT, metadata, metadataGetter);
     this.span = tracer.startSpan(serverSpanName(path), { kind: SERVER }, parent);
     this.context = api.trace.setSpan(parent, this.span);

@@ -3,7 +3,7 @@
 // included (deadline, undecodable message). grpc-js has no hook for either, so the telemetry
 // interceptor wraps three methods of that one call object (decision 0066); when a grpc-js
 // version no longer has them, it falls back to what an interceptor sees (server-interceptor.ts).
-import type { ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
+import { status, type ServerInterceptingCallInterface, type StatusObject } from '@grpc/grpc-js';
 import type { MessageSize } from './call-tracer';
 
 /** What the observer of one call's transport is told. */
@@ -59,10 +59,10 @@ export function observeTransport(
     return result;
   };
   const sendStatus = base.sendStatus;
-  base.sendStatus = function (status) {
+  base.sendStatus = function (sent) {
     // A call the client already cancelled sends nothing; onCancel records it.
-    if (!this.checkCancelled()) observer.status(status.code ?? 2, status.details ?? '');
-    sendStatus.call(this, status);
+    if (!this.checkCancelled()) observer.status(sent.code ?? status.UNKNOWN, sent.details ?? '');
+    sendStatus.call(this, sent);
   };
   return true;
 }

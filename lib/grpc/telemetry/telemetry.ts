@@ -4,7 +4,7 @@
 // servers). With neither, `telemetryNow()` is undefined and no per-call code runs; the
 // OpenTelemetry API is not even loaded unless a global provider was registered through it.
 import type { MeterProvider, TextMapPropagator, Tracer } from '@opentelemetry/api';
-import { meterProviderFor } from '../../client/metrics/xds-metrics';
+import { meterProviderFor, otelApi, tracerProviderFor } from '../../client/metrics/otel-api';
 import { VERSION } from '../../version';
 import { checkTelemetryOptions, type OptionalLabel, type TelemetryOptions } from './options';
 
@@ -29,11 +29,6 @@ export function configureTelemetry(options: unknown): void {
   configured = checkTelemetryOptions(options);
 }
 
-/** The API's process-wide slot (major version 1), where global providers are registered. */
-const OTEL_API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
-
-type Api = typeof import('@opentelemetry/api');
-
 /** The telemetry for a channel or server made now; undefined when nothing would record. */
 export function telemetryNow(): Telemetry | undefined {
   return telemetryOf(configured);
@@ -48,23 +43,14 @@ export function telemetryOf(options: TelemetryOptions): Telemetry | undefined {
   return {
     meterProvider,
     tracer,
-    propagator:
-      tracer === undefined
-        ? undefined
-        : (options.propagator ?? (require('@opentelemetry/api') as Api).propagation),
+    propagator: tracer === undefined ? undefined : (options.propagator ?? otelApi().propagation),
     optionalLabels: new Set(options.optionalLabels ?? []),
     recordsMethod: filter ? (method) => safely(() => filter(method)) : () => false,
   };
 }
 
 function tracerFor(options: TelemetryOptions): Tracer | undefined {
-  let provider = options.tracerProvider;
-  if (provider === undefined) {
-    const slot = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_API_GLOBAL];
-    if (slot?.trace === undefined) return undefined;
-    provider = (require('@opentelemetry/api') as Api).trace.getTracerProvider();
-  }
-  return provider.getTracer('xds-client', VERSION);
+  return tracerProviderFor(options.tracerProvider)?.getTracer('xds-client', VERSION);
 }
 
 /** An application's filter that throws records `other`: it must not fail the RPC. */

@@ -124,12 +124,17 @@ export function attemptOf(args: experimental.PickArgs): XdsAttempt | undefined {
 
 /**
  * Where the attempt being picked is routed (A89's backend service, the leaf cluster; A78's
- * locality label, '' for none): told by cluster_impl's picker on each pick, whatever its result.
+ * locality label of the picked endpoint, '' for none): told by cluster_impl's picker on each
+ * pick, whatever its result. The label is read only for a call with telemetry.
  */
-export function reportBackend(info: PickInfo, backendService: string, locality: string): void {
+export function reportBackend(
+  info: PickInfo,
+  backendService: string,
+  endpoint?: { readonly localityLabel: string },
+): void {
   const attempt = (info as TelemetryPickInfo)[CALL_TELEMETRY]?.current;
   if (attempt) {
     attempt.backendService = backendService;
-    attempt.locality = locality;
+    attempt.locality = endpoint ? endpoint.localityLabel : '';
   }
 }

@@ -298,7 +298,7 @@ class ClusterImplPicker implements experimental.Picker {
     const load = this.load;
     // A89: the attempt's backend service, on every pick whatever its result (A78's locality
     // once the child picked an endpoint).
-    reportBackend(args.extraPickInfo, cluster, '');
+    reportBackend(args.extraPickInfo, cluster);
     for (const drop of dropCategories) {
       if (Math.random() * 1_000_000 < drop.requestsPerMillion) {
         load?.dropped(drop.category);
@@ -313,7 +313,7 @@ class ClusterImplPicker implements experimental.Picker {
     // Our wrapper (see createSubchannel): grpc-js gets what it wraps.
     const picked = result.subchannel;
     const wrapper = picked instanceof LocalitySubchannel ? picked : undefined;
-    if (wrapper) reportBackend(args.extraPickInfo, cluster, wrapper.localityLabel);
+    if (wrapper) reportBackend(args.extraPickInfo, cluster, wrapper);
     const subchannel = wrapper ? wrapper.unwrap() : picked;
     if (!this.counter.tryAcquire(maxConcurrentRequests)) {
       load?.droppedUncategorized();
