@@ -6,15 +6,11 @@ import type { Metadata, status as Status } from '@grpc/grpc-js';
 import type { Context, Span, TextMapPropagator, Tracer } from '@opentelemetry/api';
 import type { AttemptOptions, AttemptTracer, ClientCallTracer } from './call-tracer';
 import { metadataSetter } from './grpc-trace-bin';
-import { statusLabel } from './labels';
+import { endSpan, spanSuffix } from './span-names';
 import { otelApi } from '../../client/metrics/otel-api';
 
 // Required only once a channel has a tracer (channel-telemetry.ts): the API loads with it.
 const api = otelApi();
-
-/** SpanStatusCode.OK / ERROR. */
-const OK = 1;
-const ERROR = 2;
 
 /** The spans of one channel's calls. */
 export class ClientSpans {
@@ -27,18 +23,6 @@ export class ClientSpans {
   startCall(path: string, start: number): ClientCallTracer {
     return new CallSpan(this.tracer, this.propagator, spanSuffix(path), start);
   }
-}
-
-/** `pkg.Service.Method` from `/pkg.Service/Method`, as A72 names spans. */
-export function spanSuffix(path: string): string {
-  return (path.startsWith('/') ? path.slice(1) : path).replace('/', '.');
-}
-
-/** A72's span status: OK, else ERROR with `<CODE>, <details>`. */
-export function endSpan(span: Span, code: Status, details: string): void {
-  if (code === 0) span.setStatus({ code: OK });
-  else span.setStatus({ code: ERROR, message: `${statusLabel(code)}, ${details}` });
-  span.end();
 }
 
 class CallSpan implements ClientCallTracer {

@@ -1,28 +1,14 @@
 // A72's server span: `Recv.<service>.<method>`, a child of the span context the caller sent in
 // its metadata, with an event per message each way, and the status sent as the span's status.
 import type { Metadata, status } from '@grpc/grpc-js';
-import type {
-  Context,
-  Span,
-  SpanKind,
-  SpanStatusCode,
-  TextMapPropagator,
-  Tracer,
-} from '@opentelemetry/api';
+import type { Context, Span, SpanKind, TextMapPropagator, Tracer } from '@opentelemetry/api';
 import type { MessageSize, ServerCallTracer } from './call-tracer';
 import { metadataGetter } from './grpc-trace-bin';
-import { statusLabel } from './labels';
+import { endSpan, spanSuffix } from './span-names';
 import { otelApi } from '../../client/metrics/otel-api';
 
-/** SpanKind.SERVER and SpanStatusCode's values, without loading the API for its enums. */
+/** SpanKind.SERVER, without loading the API for its enum. */
 const SERVER = 1 as SpanKind;
-const OK = 1 as SpanStatusCode;
-const ERROR = 2 as SpanStatusCode;
-
-/** A72's span name for a grpc-js path `/pkg.Service/Method`: `Recv.pkg.Service.Method`. */
-export function serverSpanName(path: string): string {
-  return `Recv.${path.replace(/^\//, '').replace('/', '.')}`;
-}
 
 export class ServerCallSpan implements ServerCallTracer {
   private readonly span: Span;
@@ -34,7 +20,7 @@ export class ServerCallSpan implements ServerCallTracer {
   constructor(tracer: Tracer, propagator: TextMapPropagator, path: string, metadata: Metadata) {
     const api = otelApi();
     const parent = propagator.extract(api.ROOT_CONTEXT, metadata, metadataGetter);
-    this.span = tracer.startSpan(serverSpanName(path), { kind: SERVER }, parent);
+    this.span = tracer.startSpan(`Recv.${spanSuffix(path)}`, { kind: SERVER }, parent);
     this.context = api.trace.setSpan(parent, this.span);
   }
 
@@ -47,10 +33,7 @@ export class ServerCallSpan implements ServerCallTracer {
   }
 
   end(code: status, details: string): void {
-    this.span.setStatus(
-      code === 0 ? { code: OK } : { code: ERROR, message: `${statusLabel(code)}, ${details}` },
-    );
-    this.span.end();
+    endSpan(this.span, code, details);
   }
 }
 
