@@ -35,10 +35,11 @@ function renderField(field, oneofOf) {
   const wire = scalar ? WIRE_TYPES[scalar] : 2;
   out.push(`  v = ${ref};`);
   if (field.map) {
-    if (field.keyType !== 'string' && WIRE_TYPES[field.keyType] !== 0) {
+    // Our protos have string keys only (a bool key would need more than Number(k)).
+    if (field.keyType !== 'string') {
       throw new Error(`map key type ${field.keyType} of ${field.fullName} is not supported`);
     }
-    const keyWrite = field.keyType === 'string' ? 'w.string(k)' : `w.${field.keyType}(Number(k))`;
+    const keyWrite = 'w.string(k)';
     const valueWire = scalar ? WIRE_TYPES[scalar] : 2;
     out.push(`  if (v != null && hasOwn(o, '${field.name}')) {`);
     out.push(`    for (const k of Object.keys(v)) {`);

@@ -2,11 +2,11 @@
 // Compiles protos/ into lib/generated/: protos.ts, one read-only TypeScript interface per message
 // (what a decoder returns for it); decoders.ts, one decode function per message
 // (scripts/gen-decoders.js, decision 0060); encoders.ts, one encode function per message
-// (scripts/gen-encoders.js); descriptor.ts, the protobufjs descriptor, for encoding
-// and the JSON mapping. Importing the package never parses .proto text.
+// (scripts/gen-encoders.js); descriptor.ts, the protobufjs descriptor, for the JSON mapping
+// (REST, files, the CLI, the testing server). Importing the package never parses .proto text.
 //
-//   node scripts/gen-protos.js          write the file
-//   node scripts/gen-protos.js --check  fail if the committed file is stale (run by `npm run lint`)
+//   node scripts/gen-protos.js          write the four files
+//   node scripts/gen-protos.js --check  fail if a committed file is stale
 'use strict';
 
 const fs = require('node:fs');
@@ -107,7 +107,7 @@ function render(root) {
   out.push('/* eslint-disable */');
   out.push('');
   out.push(
-    '/** A 64-bit integer as protobufjs decodes it: a Long, or a number when it is small. */',
+    "/** A 64-bit integer: a number from the generated decoders; protobufjs's fromObject may give a Long. */",
   );
   out.push(
     'export type Int64 = number | { low: number; high: number; unsigned: boolean; toNumber(): number };',

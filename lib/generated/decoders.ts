@@ -617,7 +617,7 @@ function decode_envoy_config_core_v3_Metadata(r: WireReader, d: number): P.Metad
     switch (t) {
       case 10: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = null;
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -636,7 +636,7 @@ function decode_envoy_config_core_v3_Metadata(r: WireReader, d: number): P.Metad
       }
       case 18: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = null;
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -1866,7 +1866,7 @@ function decode_envoy_config_rbac_v3_RBAC(r: WireReader, d: number): P.envoy_con
       }
       case 18: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = null;
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -2277,7 +2277,7 @@ function decode_envoy_config_route_v3_VirtualHost(r: WireReader, d: number): P.V
       }
       case 122: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = null;
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -2385,7 +2385,7 @@ function decode_envoy_config_route_v3_Route(r: WireReader, d: number): P.Route {
       }
       case 106: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = null;
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -2453,7 +2453,7 @@ function decode_envoy_config_route_v3_WeightedCluster_ClusterWeight(r: WireReade
       }
       case 82: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = null;
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -4433,7 +4433,7 @@ function decode_envoy_service_discovery_v3_ResourceLocator(r: WireReader, d: num
       }
       case 18: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = '';
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -4571,7 +4571,7 @@ function decode_envoy_service_discovery_v3_DeltaDiscoveryRequest(r: WireReader, 
       }
       case 42: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = '';
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -4956,7 +4956,7 @@ function decode_xds_data_orca_v3_OrcaLoadReport(r: WireReader, d: number): P.Orc
       }
       case 66: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = 0;
         while (r.pos < r.len) {
           const t2 = r.uint32();
@@ -5028,7 +5028,7 @@ function decode_google_protobuf_Struct(r: WireReader, d: number): P.Struct {
     switch (t) {
       case 10: {
         const entry = r.enter(d + 1);
-        let k: string | number = '';
+        let k = '';
         let v: unknown = null;
         while (r.pos < r.len) {
           const t2 = r.uint32();
