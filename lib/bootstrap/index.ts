@@ -17,8 +17,4 @@ export {
   type XdsServerConfig,
 } from './config';
 export { loadBootstrap, type BootstrapSources } from './load';
-export {
-  parseTlsCredsConfig,
-  type CertificateProviderConfig,
-  type FileWatcherConfig,
-} from './certificates';
+export { type CertificateProviderConfig, type FileWatcherConfig } from './certificates';

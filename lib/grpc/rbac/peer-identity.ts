@@ -2,7 +2,10 @@
 // certificate's URI SANs, else its DNS SANs, else its subject as an RFC 2253 name; with no
 // certificate, the empty string.
 import { X509Certificate } from 'node:crypto';
-import { PeerCertificateCache } from '../certificates/peer-certificate-cache';
+import {
+  PeerCertificateCache,
+  type PeerCertificateLike,
+} from '../certificates/peer-certificate-cache';
 
 /** What RBAC reads of a verified client certificate. */
 export interface PeerIdentity {
@@ -25,11 +28,10 @@ const cache = new PeerCertificateCache<PeerIdentity | undefined>(PEER_IDENTITY_C
  * parsed (then `authenticated` matchers see no certificate).
  */
 export function peerIdentity(
-  certificate: { readonly raw?: Buffer; readonly fingerprint256?: string } | undefined,
+  certificate: PeerCertificateLike | undefined,
 ): PeerIdentity | undefined {
-  const raw = certificate?.raw;
-  if (!raw) return undefined;
-  return cache.get({ raw, fingerprint256: certificate.fingerprint256 }, parseIdentity);
+  if (!certificate?.raw) return undefined;
+  return cache.get(certificate, parseIdentity);
 }
 
 function parseIdentity(raw: Buffer): PeerIdentity | undefined {

@@ -41,4 +41,19 @@ describe('XdsServer: the client check in the TLS handshake (A87)', () => {
     assert.equal(http2ServerCount(server), 0);
     server.forceShutdown();
   });
+
+  it('destroys the injector it made, and leaves no http2 server behind, when that server is not a TLS one', async () => {
+    const server = new grpc.Server();
+    // Insecure credentials: grpc-js makes a plain http2 server, which the check cannot hook.
+    const made = injectorCheckingClients(
+      server,
+      grpc.ServerCredentials.createInsecure(),
+      () => undefined,
+    );
+    assert.equal(made, undefined);
+    // grpc-js forgets a server when it has closed.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(http2ServerCount(server), 0);
+    server.forceShutdown();
+  });
 });

@@ -1,7 +1,8 @@
 // `xds_client.override_host` (gRFC A55's xds_override_host): between cluster_impl and the
 // cluster's priority policy. An RPC whose session cookie names an endpoint of this cluster goes
 // to it while its EDS health status is in the cluster's override_host_status and its subchannel
-// is READY (IDLE: connect and wait; CONNECTING: wait); otherwise the child picks. Every pick
+// is healthy and READY (IDLE: connect and wait; CONNECTING: wait; ejected by outlier detection:
+// skipped, decision 0071); otherwise the child picks. Every pick
 // tells the RPC's session which endpoint it got, for the cookie (stateful-session/).
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
@@ -129,7 +130,7 @@ class OverrideHostPicker implements Picker {
   }
 
   /**
-   * The cookie's first READY endpoint; else connect an IDLE one and queue; else queue while
+   * The cookie's first healthy READY endpoint; else connect an IDLE one and queue; else queue while
    * one is CONNECTING; else undefined (the child picks).
    */
   private pickSession(cookie: string, session: SessionCall | undefined): PickResult | undefined {
