@@ -1,7 +1,8 @@
 // The RPC path alone, for profiling: this process is the client (ours, the peer or the floor),
 // a child process holds the two backends and the management server, and the CPU profiler runs
 // during the timed rounds only (not start-up, not the warm-up).
-//   npx tsx bench/rpc-hot.ts ours [--rpcs 20000] [--rounds 3] [--profile .tmp/ours.cpuprofile]
+//   npx tsx bench/rpc-hot.ts ours [--rpcs 20000] [--rounds 3] [--telemetry metrics|traces]
+//                                 [--profile .tmp/ours.cpuprofile]
 //   npx tsx bench/profile.ts .tmp/ours.cpuprofile
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -54,11 +55,36 @@ function burst(client: grpc.Client, total: number, concurrency: number): Promise
   });
 }
 
-function channel(impl: Impl, served: Served): grpc.Client {
+/** What register() is given for a telemetry run: the SDK's providers, as rpc-child has them. */
+function telemetryOptions(telemetry: string | undefined): object {
+  if (telemetry === undefined) return {};
+  if (telemetry === 'metrics') {
+    const sdk =
+      require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+    class NeverCollected extends sdk.MetricReader {
+      protected override async onShutdown(): Promise<void> {}
+      protected override async onForceFlush(): Promise<void> {}
+    }
+    return { meterProvider: new sdk.MeterProvider({ readers: [new NeverCollected()] }) };
+  }
+  if (telemetry !== 'traces') throw new Error(`--telemetry: metrics or traces, not ${telemetry}`);
+  const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const exporter = {
+    export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
+    shutdown: async () => {},
+  };
+  return {
+    tracerProvider: new sdk.TracerProvider({
+      spanProcessors: [new sdk.BatchSpanProcessor({ exporter })],
+    }),
+  };
+}
+
+function channel(impl: Impl, served: Served, telemetry: string | undefined): grpc.Client {
   const insecure = grpc.credentials.createInsecure();
   if (impl === 'ours') {
     const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-    ours.register();
+    ours.register(telemetryOptions(telemetry));
     const options = { [ours.BOOTSTRAP_OPTION]: served.bootstrap };
     return new grpc.Client(`xds:///${XDS_SERVICE}`, insecure, options);
   }
@@ -78,11 +104,14 @@ async function main(): Promise<void> {
   if (argv[0] === '--serve') return serve();
   const impl = argv[0] as Impl;
   if (!['ours', 'peer', 'floor'].includes(impl)) {
-    throw new Error('usage: rpc-hot.ts ours|peer|floor [--rpcs N] [--rounds N] [--profile FILE]');
+    throw new Error(
+      'usage: rpc-hot.ts ours|peer|floor [--rpcs N] [--rounds N] [--telemetry metrics|traces] [--profile FILE]',
+    );
   }
   const rpcs = Number(option(argv, '--rpcs') ?? 20_000);
   const rounds = Number(option(argv, '--rounds') ?? 3);
   const profile = option(argv, '--profile');
+  const telemetry = option(argv, '--telemetry');
   const child = fork(__filename, ['--serve'], {
     cwd: path.resolve(__dirname, '..'),
     execArgv: ['--import', 'tsx'],
@@ -90,7 +119,7 @@ async function main(): Promise<void> {
   });
   try {
     const served = await new Promise<Served>((resolve) => child.once('message', resolve));
-    const client = channel(impl, served);
+    const client = channel(impl, served, telemetry);
     await new Promise<void>((resolve, reject) =>
       client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())),
     );
