@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { DIST } from './clients';
+import { registerTelemetry, telemetryAlone } from './telemetry-cost';
 import {
   ECHO_METHOD,
   XDS_SERVICE,
@@ -205,36 +206,9 @@ function cookieOf(setCookie: readonly string[]): grpc.Metadata {
   return metadata;
 }
 
-/**
- * register()s the telemetry a channel made next gets (ours only; issue 22), as a service would
- * have it: the SDK's MeterProvider with a reader (without one, the SDK drops every record), its
- * TracerProvider with a batch processor whose exporter discards the spans.
- */
-function withTelemetry(telemetry: OpenCommand['telemetry']): void {
-  if (telemetry === undefined) return;
-  const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-  if (telemetry === 'metrics') {
-    const sdk =
-      require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
-    class NeverCollected extends sdk.MetricReader {
-      protected override async onShutdown(): Promise<void> {}
-      protected override async onForceFlush(): Promise<void> {}
-    }
-    ours.register({ meterProvider: new sdk.MeterProvider({ readers: [new NeverCollected()] }) });
-  } else {
-    const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-    const exporter = {
-      export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
-      shutdown: async () => {},
-    };
-    const spanProcessors = [new sdk.BatchSpanProcessor({ exporter })];
-    ours.register({ tracerProvider: new sdk.TracerProvider({ spanProcessors }) });
-  }
-}
-
 async function openChannel(command: OpenCommand): Promise<void> {
   if (open) throw new Error('a channel is already open');
-  withTelemetry(command.telemetry);
+  if (command.telemetry) registerTelemetry(command.telemetry);
   const client = makeClient(command.channel);
   // The first RPC waits for the channel to be ready; the warm-up then runs the whole path.
   const { setCookie } = await call(client);
@@ -322,6 +296,8 @@ async function handle(command: RpcCommand): Promise<void> {
       return batch(command);
     case 'first':
       return first(command);
+    case 'telemetry-alone':
+      return send({ ev: 'telemetry-alone', ...(await telemetryAlone(command.kind, command.rpcs)) });
     case 'push-start':
       return pushStart(command);
     case 'push-expect':

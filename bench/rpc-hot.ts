@@ -1,7 +1,7 @@
 // The RPC path alone, for profiling: this process is the client (ours, the peer or the floor),
 // a child process holds the two backends and the management server, and the CPU profiler runs
 // during the timed rounds only (not start-up, not the warm-up).
-//   npx tsx bench/rpc-hot.ts ours [--rpcs 20000] [--rounds 3] [--telemetry metrics|traces]
+//   npx tsx bench/rpc-hot.ts ours [--rpcs 20000] [--rounds 3] [--telemetry metrics|traces|noop]
 //                                 [--profile .tmp/ours.cpuprofile]
 //   npx tsx bench/profile.ts .tmp/ours.cpuprofile
 import { fork } from 'node:child_process';
@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { DIST } from './clients';
+import { registerTelemetry, telemetryAlone, type TelemetryKind } from './telemetry-cost';
 import { Backends, XdsServer } from './rpc-harness';
 import { ECHO_METHOD, XDS_SERVICE, type Impl } from './rpc-protocol';
 
@@ -55,36 +56,12 @@ function burst(client: grpc.Client, total: number, concurrency: number): Promise
   });
 }
 
-/** What register() is given for a telemetry run: the SDK's providers, as rpc-child has them. */
-function telemetryOptions(telemetry: string | undefined): object {
-  if (telemetry === undefined) return {};
-  if (telemetry === 'metrics') {
-    const sdk =
-      require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
-    class NeverCollected extends sdk.MetricReader {
-      protected override async onShutdown(): Promise<void> {}
-      protected override async onForceFlush(): Promise<void> {}
-    }
-    return { meterProvider: new sdk.MeterProvider({ readers: [new NeverCollected()] }) };
-  }
-  if (telemetry !== 'traces') throw new Error(`--telemetry: metrics or traces, not ${telemetry}`);
-  const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-  const exporter = {
-    export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
-    shutdown: async () => {},
-  };
-  return {
-    tracerProvider: new sdk.TracerProvider({
-      spanProcessors: [new sdk.BatchSpanProcessor({ exporter })],
-    }),
-  };
-}
-
-function channel(impl: Impl, served: Served, telemetry: string | undefined): grpc.Client {
+function channel(impl: Impl, served: Served, telemetry: TelemetryKind | undefined): grpc.Client {
   const insecure = grpc.credentials.createInsecure();
   if (impl === 'ours') {
     const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-    ours.register(telemetryOptions(telemetry));
+    if (telemetry) registerTelemetry(telemetry);
+    else ours.register();
     const options = { [ours.BOOTSTRAP_OPTION]: served.bootstrap };
     return new grpc.Client(`xds:///${XDS_SERVICE}`, insecure, options);
   }
@@ -105,13 +82,16 @@ async function main(): Promise<void> {
   const impl = argv[0] as Impl;
   if (!['ours', 'peer', 'floor'].includes(impl)) {
     throw new Error(
-      'usage: rpc-hot.ts ours|peer|floor [--rpcs N] [--rounds N] [--telemetry metrics|traces] [--profile FILE]',
+      'usage: rpc-hot.ts ours|peer|floor [--rpcs N] [--rounds N] [--telemetry metrics|traces|noop] [--profile FILE]',
     );
   }
   const rpcs = Number(option(argv, '--rpcs') ?? 20_000);
   const rounds = Number(option(argv, '--rounds') ?? 3);
   const profile = option(argv, '--profile');
-  const telemetry = option(argv, '--telemetry');
+  const telemetry = option(argv, '--telemetry') as TelemetryKind | undefined;
+  if (telemetry !== undefined && !['metrics', 'traces', 'noop'].includes(telemetry)) {
+    throw new Error(`--telemetry: metrics, traces or noop, not ${telemetry}`);
+  }
   const child = fork(__filename, ['--serve'], {
     cwd: path.resolve(__dirname, '..'),
     execArgv: ['--import', 'tsx'],
@@ -150,6 +130,14 @@ async function main(): Promise<void> {
       console.log(`profile of ${n(rounds * rpcs)} RPCs: ${profile}`);
     }
     session.disconnect();
+    if (telemetry === 'metrics' || telemetry === 'traces') {
+      const alone = await telemetryAlone(telemetry, rpcs);
+      const micros = (ms: number) => ((ms * 1000) / rpcs).toFixed(1);
+      console.log(
+        `${telemetry} alone, no RPCs: the SDK's calls ${micros(alone.sdkCpuMs)} µs, ` +
+          `our tracers on the SDK ${micros(alone.tracersCpuMs)} µs CPU per RPC`,
+      );
+    }
     client.close();
   } finally {
     child.disconnect();

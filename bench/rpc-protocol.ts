@@ -70,6 +70,16 @@ export interface FirstRpcCommand {
   readonly warm: ChannelSpec;
 }
 
+/**
+ * The telemetry of `rpcs` unary RPCs made without RPCs (bench/telemetry-cost.ts), in a client
+ * whose channel was opened with `kind`'s telemetry.
+ */
+export interface TelemetryAloneCommand {
+  readonly cmd: 'telemetry-alone';
+  readonly kind: 'metrics' | 'traces';
+  readonly rpcs: number;
+}
+
 /** Opens a channel and keeps one RPC in flight, back to back, until `push-stop`. */
 export interface PushStartCommand {
   readonly cmd: 'push-start';
@@ -102,6 +112,7 @@ export type RpcCommand =
   | OpenCommand
   | BatchCommand
   | FirstRpcCommand
+  | TelemetryAloneCommand
   | PushStartCommand
   | PushExpectCommand
   | ResolveCommand
@@ -121,6 +132,8 @@ export type RpcEvent =
       readonly answers: Readonly<Record<string, number>>;
     }
   | { readonly ev: 'first'; readonly coldMs: number; readonly warmMs: number }
+  /** CPU milliseconds of the telemetry alone: the SDK's calls, and our tracers on the SDK. */
+  | { readonly ev: 'telemetry-alone'; readonly sdkCpuMs: number; readonly tracersCpuMs: number }
   /** The first answer from the expected set, on the shared clock (`absoluteNow`). */
   | { readonly ev: 'moved'; readonly at: number }
   | { readonly ev: 'error'; readonly message: string };

@@ -67,6 +67,9 @@ export async function featureThroughput(
   const ofPlain: number[] = [];
   const ofFloor: number[] = [];
   const answers = new Map<string, number>();
+  /** Per group, telemetry alone in the feature lane's process (bench/telemetry-cost.ts). */
+  const sdkAlone: number[] = [];
+  const tracersAlone: number[] = [];
   const samples = rpc.throughputProcesses * rpc.rounds;
   try {
     for (let group = 0; group < rpc.throughputProcesses; group++) {
@@ -115,6 +118,14 @@ export async function featureThroughput(
           ofPlain.push(ms.get('plain')! / ms.get('feature')!);
           ofFloor.push(ms.get('floor')! / ms.get('feature')!);
         }
+        if (isTelemetry(feature)) {
+          ctx.progress(`${id} telemetry alone ${group + 1}/${rpc.throughputProcesses}`);
+          const alone = await clients
+            .get('feature')!
+            .ask({ cmd: 'telemetry-alone', kind: feature, rpcs: rpc.rpcs }, 'telemetry-alone');
+          sdkAlone.push(alone.sdkCpuMs);
+          tracersAlone.push(alone.tracersCpuMs);
+        }
       } finally {
         await Promise.all([...clients.values()].map((client) => client.close()));
       }
@@ -130,6 +141,18 @@ export async function featureThroughput(
     return `${lane} ${n(Math.round((rpc.rpcs / ms) * 1000))} RPC/s, ${micros(ms)} and ${micros(median(cpu.get(lane)!))} CPU per RPC`;
   };
   ctx.notes.push(`${id}: ${LANES.map(perRpc).join('; ')}`);
+  if (isTelemetry(feature)) {
+    const micros = (ms: number) => (ms * 1000) / rpc.rpcs;
+    const plainCpu = micros(median(cpu.get('plain')!));
+    const of = (values: readonly number[]) => {
+      const us = micros(median(values));
+      return `${us.toFixed(1)} µs (${percent(us / plainCpu)} of plain xds:'s CPU per RPC)`;
+    };
+    ctx.notes.push(
+      `${id}: ${feature} alone, no RPCs, in the same process: the SDK's own calls ` +
+        `${of(sdkAlone)}, our tracers on the SDK ${of(tracersAlone)}`,
+    );
+  }
   ctx.notes.push(
     `${id}: with ${feature}, ${range(ofPlain)} of plain xds:'s throughput and ${range(ofFloor)} ` +
       "of the floor's, paired by round (median, min – max)",

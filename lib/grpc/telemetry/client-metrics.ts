@@ -1,40 +1,37 @@
 // A66's client instruments, recorded by a ClientCallTracer (one per call) and an AttemptTracer
 // (one per attempt): attempts started, each attempt's duration and compressed message bytes
 // (with A89's backend service and A78's locality when the application named them, A79), and
-// the call's duration. One ClientMetrics per channel holds what every call shares.
-import type { Attributes, MeterProvider } from '@opentelemetry/api';
+// the call's duration. One ClientMetrics per channel holds what every call shares, the label
+// sets included (client-labels.ts): a record allocates nothing of its own.
+import type { MeterProvider } from '@opentelemetry/api';
 import type { status } from '@grpc/grpc-js';
 import type { AttemptOptions, AttemptTracer, ClientCallTracer, PickedBackend } from './call-tracer';
+import { BACKEND_SERVICE, ChannelLabels, LOCALITY, type MethodLabels } from './client-labels';
 import { clientCallInstruments, type ClientCallInstruments } from './instruments';
-import { methodLabel, statusLabel } from './labels';
 import type { OptionalLabel } from './options';
-
-export const METHOD = 'grpc.method';
-export const TARGET = 'grpc.target';
-export const STATUS = 'grpc.status';
-export const BACKEND_SERVICE: OptionalLabel = 'grpc.lb.backend_service';
-export const LOCALITY: OptionalLabel = 'grpc.lb.locality';
 
 /** The metrics of one channel's calls. */
 export class ClientMetrics {
   readonly instruments: ClientCallInstruments;
-  readonly backendService: boolean;
-  readonly locality: boolean;
+  private readonly labels: ChannelLabels;
 
   constructor(
     provider: MeterProvider,
     /** A66's canonical target of the channel. */
-    readonly target: string,
+    target: string,
     optionalLabels: ReadonlySet<OptionalLabel>,
   ) {
     this.instruments = clientCallInstruments(provider);
-    this.backendService = optionalLabels.has(BACKEND_SERVICE);
-    this.locality = optionalLabels.has(LOCALITY);
+    this.labels = new ChannelLabels(
+      target,
+      optionalLabels.has(BACKEND_SERVICE),
+      optionalLabels.has(LOCALITY),
+    );
   }
 
   /** The tracer of one call to `path` (`/pkg.Service/Method`) started at `start`. */
   startCall(path: string, start: number): ClientCallTracer {
-    return new CallMetrics(this, methodLabel(path), start);
+    return new CallMetrics(this.instruments, this.labels.of(path), start);
   }
 }
 
@@ -44,32 +41,22 @@ export function secondsSince(start: number): number {
 }
 
 class CallMetrics implements ClientCallTracer {
-  /** grpc.method and grpc.target: attempt.started's labels (the others are built whole). */
-  readonly labels: Attributes;
-
   constructor(
-    readonly metrics: ClientMetrics,
-    readonly method: string,
+    readonly instruments: ClientCallInstruments,
+    readonly labels: MethodLabels,
     /** performance.now() at the call's start. */
     private readonly start: number,
-  ) {
-    this.labels = { [METHOD]: method, [TARGET]: metrics.target };
-  }
+  ) {}
 
   startAttempt(options: AttemptOptions): AttemptTracer {
-    this.metrics.instruments.attemptStarted.add(1, this.labels);
+    this.instruments.attemptStarted.add(1, this.labels.started);
     return new AttemptMetrics(this, options.backend);
   }
 
   resolutionDelayed(): void {}
 
   end(code: status): void {
-    const labels = {
-      [METHOD]: this.method,
-      [TARGET]: this.metrics.target,
-      [STATUS]: statusLabel(code),
-    };
-    this.metrics.instruments.callDuration.record(secondsSince(this.start), labels);
+    this.instruments.callDuration.record(secondsSince(this.start), this.labels.callEnded(code));
   }
 }
 
@@ -95,17 +82,11 @@ class AttemptMetrics implements AttemptTracer {
   }
 
   end(code: status): void {
-    const { metrics, method } = this.call;
-    const labels: Attributes = {
-      [METHOD]: method,
-      [TARGET]: metrics.target,
-      [STATUS]: statusLabel(code),
-    };
-    if (metrics.backendService) labels[BACKEND_SERVICE] = this.backend.backendService;
-    if (metrics.locality) labels[LOCALITY] = this.backend.locality;
-    const { attemptDuration, attemptSentSize, attemptRcvdSize } = metrics.instruments;
-    attemptDuration.record(secondsSince(this.start), labels);
-    attemptSentSize.record(this.sent, labels);
-    attemptRcvdSize.record(this.received, labels);
+    const { instruments, labels } = this.call;
+    const { backendService, locality } = this.backend;
+    const attributes = labels.attemptEnded(code, backendService, locality);
+    instruments.attemptDuration.record(secondsSince(this.start), attributes);
+    instruments.attemptSentSize.record(this.sent, attributes);
+    instruments.attemptRcvdSize.record(this.received, attributes);
   }
 }

@@ -12,8 +12,19 @@ import { otelApi } from '../../client/metrics/otel-api';
 // Required only once a channel has a tracer (channel-telemetry.ts): the API loads with it.
 const api = otelApi();
 
+/** How many methods keep their span names (past it, a call makes its own). */
+const KEPT_NAMES = 500;
+
+/** A72's span names of one method's calls and attempts. */
+interface SpanNames {
+  readonly call: string;
+  readonly attempt: string;
+}
+
 /** The spans of one channel's calls. */
 export class ClientSpans {
+  private readonly names = new Map<string, SpanNames>();
+
   constructor(
     private readonly tracer: Tracer,
     private readonly propagator: TextMapPropagator,
@@ -21,39 +32,55 @@ export class ClientSpans {
 
   /** The tracer of one call to `path` (`/pkg.Service/Method`) started at `start`. */
   startCall(path: string, start: number): ClientCallTracer {
-    return new CallSpan(this.tracer, this.propagator, spanSuffix(path), start);
+    let names = this.names.get(path);
+    if (names === undefined) {
+      const suffix = spanSuffix(path);
+      names = { call: `Sent.${suffix}`, attempt: `Attempt.${suffix}` };
+      if (this.names.size < KEPT_NAMES) this.names.set(path, names);
+    }
+    return new CallSpan(this.tracer, this.propagator, names, start);
   }
 }
 
+/** A first attempt's span options, the same for every call (the SDK copies what it keeps). */
+const FIRST_ATTEMPT = {
+  attributes: { 'previous-rpc-attempts': 0, 'transparent-retry': false },
+} as const;
+
 class CallSpan implements ClientCallTracer {
   private readonly span: Span;
-  /** The call span's context: each attempt span's parent. */
-  private readonly context: Context;
+  /**
+   * The context active when the call started: the call span's parent. The contexts that hold a
+   * span are made when used, not kept: each copies the context's entries, and a call lives
+   * long enough for what it keeps to outlast a young-generation collection.
+   */
+  private readonly parent: Context;
 
   constructor(
     private readonly tracer: Tracer,
     private readonly propagator: TextMapPropagator,
-    readonly suffix: string,
+    private readonly names: SpanNames,
     /** performance.now() at the call's start (OpenTelemetry reads such a number as one). */
     start: number,
   ) {
-    const parent = api.context.active();
-    this.span = tracer.startSpan(`Sent.${suffix}`, { startTime: start }, parent);
-    this.context = api.trace.setSpan(parent, this.span);
+    this.parent = api.context.active();
+    this.span = tracer.startSpan(names.call, { startTime: start }, this.parent);
   }
 
   startAttempt(options: AttemptOptions): AttemptTracer {
     const span = this.tracer.startSpan(
-      `Attempt.${this.suffix}`,
-      {
-        attributes: {
-          'previous-rpc-attempts': options.previousAttempts,
-          'transparent-retry': options.transparentRetry,
-        },
-      },
-      this.context,
+      this.names.attempt,
+      options.previousAttempts === 0 && !options.transparentRetry
+        ? FIRST_ATTEMPT
+        : {
+            attributes: {
+              'previous-rpc-attempts': options.previousAttempts,
+              'transparent-retry': options.transparentRetry,
+            },
+          },
+      api.trace.setSpan(this.parent, this.span),
     );
-    return new AttemptSpan(span, this.context, this.propagator, options);
+    return new AttemptSpan(span, this.parent, this.propagator, options);
   }
 
   resolutionDelayed(): void {
@@ -71,13 +98,15 @@ class AttemptSpan implements AttemptTracer {
 
   constructor(
     private readonly span: Span,
-    private readonly callContext: Context,
+    /** The call's parent context: what the attempt's context adds its span to. */
+    private readonly parent: Context,
     private readonly propagator: TextMapPropagator,
     private readonly options: AttemptOptions,
   ) {}
 
   sendingMetadata(metadata: Metadata): void {
-    const context = api.trace.setSpan(this.callContext, this.span);
+    // The attempt span replaces the call's in what is sent; the rest (baggage) is the call's.
+    const context = api.trace.setSpan(this.parent, this.span);
     this.propagator.inject(context, metadata, metadataSetter);
   }
 

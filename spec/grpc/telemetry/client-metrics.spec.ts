@@ -242,6 +242,51 @@ describe('client per-call metrics on xds: channels (A66)', () => {
     assert.deepEqual(call, [{ ...base, 'grpc.status': 'OK' }]);
   });
 
+  it('keeps apart the attempts of one method routed to two backend services in two localities', async () => {
+    register({
+      meterProvider: metrics.provider,
+      optionalLabels: ['grpc.lb.backend_service', 'grpc.lb.locality'],
+    });
+    const other = await startTelemetryBackend();
+    try {
+      const locality = (zone: string) => ({ region: 'r', zone, subZone: 's' });
+      env.serve({
+        clusters: [edsCluster('echo'), edsCluster('other')],
+        endpoints: [
+          endpoints('echo', [{ addresses: [backend.address], locality: locality('a') }]),
+          endpoints('other', [{ addresses: [other.address], locality: locality('b') }]),
+        ],
+        routes: [
+          {
+            match: { prefix: '', headers: [{ name: 'to', exact_match: 'other' }] },
+            route: { cluster: 'other' },
+          },
+          everything('echo'),
+        ],
+      });
+      const client = env.client();
+      const toOther = new grpc.Metadata();
+      toOther.set('to', 'other');
+      // Twice each, interleaved: a label set kept for one route must not be handed to the other.
+      for (let i = 0; i < 2; i++) {
+        await callUnary(client, Buffer.alloc(1));
+        await callUnary(client, Buffer.alloc(1), { metadata: toOther });
+      }
+      const lines = pointLines((await metrics.read(ATTEMPT_DURATION)).points, [
+        'grpc.method',
+        'grpc.status',
+        'grpc.lb.backend_service',
+        'grpc.lb.locality',
+      ]);
+      assert.deepEqual(lines, [
+        `${UNARY} OK echo {region="r", zone="a", sub_zone="s"} → 2`,
+        `${UNARY} OK other {region="r", zone="b", sub_zone="s"} → 2`,
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('leaves the optional labels out unless named', async () => {
     register({ meterProvider: metrics.provider });
     await callUnary(serve(), Buffer.alloc(1));
