@@ -208,7 +208,7 @@ function cookieOf(setCookie: readonly string[]): grpc.Metadata {
 
 async function openChannel(command: OpenCommand): Promise<void> {
   if (open) throw new Error('a channel is already open');
-  if (command.telemetry) registerTelemetry(command.telemetry);
+  if (command.telemetry) registerTelemetry(command.telemetry, command.recorded ?? true);
   const client = makeClient(command.channel);
   // The first RPC waits for the channel to be ready; the warm-up then runs the whole path.
   const { setCookie } = await call(client);

@@ -1,7 +1,7 @@
 // The RPC path alone, for profiling: this process is the client (ours, the peer or the floor),
 // a child process holds the two backends and the management server, and the CPU profiler runs
 // during the timed rounds only (not start-up, not the warm-up).
-//   npx tsx bench/rpc-hot.ts ours [--rpcs 20000] [--rounds 3] [--telemetry metrics|traces|noop]
+//   npx tsx bench/rpc-hot.ts ours [--rpcs 20000] [--rounds 3] [--telemetry metrics|traces [--unrecorded]]
 //                                 [--profile .tmp/ours.cpuprofile]
 //   npx tsx bench/profile.ts .tmp/ours.cpuprofile
 import { fork } from 'node:child_process';
@@ -56,11 +56,16 @@ function burst(client: grpc.Client, total: number, concurrency: number): Promise
   });
 }
 
-function channel(impl: Impl, served: Served, telemetry: TelemetryKind | undefined): grpc.Client {
+function channel(
+  impl: Impl,
+  served: Served,
+  telemetry: TelemetryKind | undefined,
+  recorded: boolean,
+): grpc.Client {
   const insecure = grpc.credentials.createInsecure();
   if (impl === 'ours') {
     const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-    if (telemetry) registerTelemetry(telemetry);
+    if (telemetry) registerTelemetry(telemetry, recorded);
     else ours.register();
     const options = { [ours.BOOTSTRAP_OPTION]: served.bootstrap };
     return new grpc.Client(`xds:///${XDS_SERVICE}`, insecure, options);
@@ -82,16 +87,18 @@ async function main(): Promise<void> {
   const impl = argv[0] as Impl;
   if (!['ours', 'peer', 'floor'].includes(impl)) {
     throw new Error(
-      'usage: rpc-hot.ts ours|peer|floor [--rpcs N] [--rounds N] [--telemetry metrics|traces|noop] [--profile FILE]',
+      'usage: rpc-hot.ts ours|peer|floor [--rpcs N] [--rounds N] [--telemetry metrics|traces [--unrecorded]] [--profile FILE]',
     );
   }
   const rpcs = Number(option(argv, '--rpcs') ?? 20_000);
   const rounds = Number(option(argv, '--rounds') ?? 3);
   const profile = option(argv, '--profile');
   const telemetry = option(argv, '--telemetry') as TelemetryKind | undefined;
-  if (telemetry !== undefined && !['metrics', 'traces', 'noop'].includes(telemetry)) {
-    throw new Error(`--telemetry: metrics, traces or noop, not ${telemetry}`);
+  if (telemetry !== undefined && !['metrics', 'traces'].includes(telemetry)) {
+    throw new Error(`--telemetry: metrics or traces, not ${telemetry}`);
   }
+  // The hooks run, the records go nowhere (telemetry-cost.ts): the library's own cost.
+  const recorded = !argv.includes('--unrecorded');
   const child = fork(__filename, ['--serve'], {
     cwd: path.resolve(__dirname, '..'),
     execArgv: ['--import', 'tsx'],
@@ -99,7 +106,7 @@ async function main(): Promise<void> {
   });
   try {
     const served = await new Promise<Served>((resolve) => child.once('message', resolve));
-    const client = channel(impl, served, telemetry);
+    const client = channel(impl, served, telemetry, recorded);
     await new Promise<void>((resolve, reject) =>
       client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())),
     );
@@ -130,7 +137,7 @@ async function main(): Promise<void> {
       console.log(`profile of ${n(rounds * rpcs)} RPCs: ${profile}`);
     }
     session.disconnect();
-    if (telemetry === 'metrics' || telemetry === 'traces') {
+    if (telemetry && recorded) {
       const alone = await telemetryAlone(telemetry, rpcs);
       const micros = (ms: number) => ((ms * 1000) / rpcs).toFixed(1);
       console.log(

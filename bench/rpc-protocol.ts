@@ -49,6 +49,11 @@ export interface OpenCommand {
    * sampled and ended, exported nowhere). Ours only.
    */
   readonly telemetry?: 'metrics' | 'traces';
+  /**
+   * With `telemetry`: false has the hooks run and the records go nowhere (OpenTelemetry API's
+   * no-op meter or tracer), bench/telemetry-cost.ts. Default true.
+   */
+  readonly recorded?: boolean;
 }
 
 /** One timed batch of `rpcs` RPCs on the open channel, `concurrency` in flight (`batch`). */

@@ -16,12 +16,7 @@ import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { DIST } from './clients';
 import { ECHO_METHOD, XDS_SERVICE } from './rpc-protocol';
 
-/**
- * What register() gets: the SDK's MeterProvider or TracerProvider, or (for profiling, not a
- * suite) `noop`, a MeterProvider whose meter is OpenTelemetry's no-op one: the library's hooks
- * and tracers run, the records go nowhere, so what is left is the library's own cost.
- */
-export type TelemetryKind = 'metrics' | 'traces' | 'noop';
+export type TelemetryKind = 'metrics' | 'traces';
 
 /** The CPU milliseconds of `rpcs` unary RPCs' telemetry, made without RPCs. */
 export interface TelemetryAlone {
@@ -40,12 +35,19 @@ let providers: { meterProvider?: MeterProvider; tracerProvider?: TracerProvider 
  * register()s `kind`'s SDK provider, as a service would have it: the MeterProvider with a reader
  * (without one, the SDK drops every record) that is never collected; the TracerProvider with a
  * batch processor whose exporter discards the spans.
+ *
+ * Not `recorded`: the library's hooks and tracers run for every RPC, but what they record goes
+ * nowhere, so what is left is the library's own cost: OpenTelemetry API's no-op meter, or its
+ * no-op tracer (a ProxyTracerProvider with no delegate: spans that record nothing, no ids).
  */
-export function registerTelemetry(kind: TelemetryKind): void {
-  if (kind === 'noop') {
+export function registerTelemetry(kind: TelemetryKind, recorded = true): void {
+  if (!recorded) {
     const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
     const meter = api.createNoopMeter();
-    providers = { meterProvider: { getMeter: () => meter } };
+    providers =
+      kind === 'metrics'
+        ? { meterProvider: { getMeter: () => meter } }
+        : { tracerProvider: new api.ProxyTracerProvider() };
   } else if (kind === 'metrics') {
     const sdk =
       require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
@@ -154,7 +156,6 @@ function tracersOf(): (rpcs: number) => void {
 /** `rpcs` unary RPCs' telemetry without the RPCs: the SDK's calls alone, then our tracers'. */
 export async function telemetryAlone(kind: TelemetryKind, rpcs: number): Promise<TelemetryAlone> {
   const { meterProvider, tracerProvider } = providers;
-  if (kind === 'noop') throw new Error('telemetry alone: the no-op meter records nothing');
   const sdk =
     kind === 'metrics'
       ? (count: number) => sdkMetrics(meterProvider!, count)

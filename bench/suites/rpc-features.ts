@@ -30,9 +30,14 @@ const isTelemetry = (feature: Feature): feature is 'metrics' | 'traces' =>
 /** Backend set of these workloads: their own pair, so the plain workload's are untouched. */
 const SET = 4;
 
-/** The three channels of a round: ours with the feature, ours without it, the floor. */
-type Lane = 'feature' | 'plain' | 'floor';
-const LANES: readonly Lane[] = ['feature', 'plain', 'floor'];
+/**
+ * The channels of a round: ours with the feature, ours without it, the floor; for telemetry
+ * also `hooks`, ours with the telemetry's hooks running and its records going nowhere
+ * (bench/telemetry-cost.ts): what is the library's of telemetry's cost.
+ */
+type Lane = 'feature' | 'hooks' | 'plain' | 'floor';
+const lanesOf = (feature: Feature): readonly Lane[] =>
+  isTelemetry(feature) ? ['feature', 'hooks', 'plain', 'floor'] : ['feature', 'plain', 'floor'];
 
 const n = (value: number): string => value.toLocaleString('en-US');
 const percent = (value: number): string => `${(value * 100).toFixed(1)} %`;
@@ -40,7 +45,12 @@ const percent = (value: number): string => `${(value * 100).toFixed(1)} %`;
 /** A lane's row in the table: the workload's own, so the two workloads' rows stay apart. */
 export function featureTitle(ctx: Context, feature: Feature, lane: Lane): string {
   const rpc = ctx.config.rpc;
-  const what = { feature: `with ${feature}`, plain: 'plain xds:', floor: 'floor' }[lane];
+  const what = {
+    feature: `with ${feature}`,
+    hooks: `${feature} hooks, recorded nowhere`,
+    plain: 'plain xds:',
+    floor: 'floor',
+  }[lane];
   return `${n(rpc.rpcs)} unary RPCs (${feature} run) · ${what}`;
 }
 
@@ -57,14 +67,18 @@ export async function featureThroughput(
     XdsServer.start(addresses, isTelemetry(feature) ? undefined : feature),
     XdsServer.start(addresses),
   ]);
+  const LANES = lanesOf(feature);
   const channels: Record<Lane, ChannelSpec> = {
     feature: { kind: 'xds', bootstrap: configured.bootstrap },
+    hooks: { kind: 'xds', bootstrap: plain.bootstrap },
     plain: { kind: 'xds', bootstrap: plain.bootstrap },
     floor: { kind: 'ipv4', addresses },
   };
   const times = new Map<Lane, number[]>(LANES.map((lane) => [lane, []]));
   const cpu = new Map<Lane, number[]>(LANES.map((lane) => [lane, []]));
   const ofPlain: number[] = [];
+  /** Per round, the hooks lane's throughput ÷ plain's (telemetry only). */
+  const hooksOfPlain: number[] = [];
   const ofFloor: number[] = [];
   const answers = new Map<string, number>();
   /** Per group, telemetry alone in the feature lane's process (bench/telemetry-cost.ts). */
@@ -86,7 +100,8 @@ export async function featureThroughput(
               warmup: rpc.warmupRpcs,
               concurrency: rpc.concurrency,
               session: lane === 'feature' && feature === 'session',
-              ...(lane === 'feature' && isTelemetry(feature) && { telemetry: feature }),
+              ...((lane === 'feature' || lane === 'hooks') &&
+                isTelemetry(feature) && { telemetry: feature, recorded: lane === 'feature' }),
             },
             'ready',
           );
@@ -117,6 +132,7 @@ export async function featureThroughput(
           }
           ofPlain.push(ms.get('plain')! / ms.get('feature')!);
           ofFloor.push(ms.get('floor')! / ms.get('feature')!);
+          if (ms.has('hooks')) hooksOfPlain.push(ms.get('plain')! / ms.get('hooks')!);
         }
         if (isTelemetry(feature)) {
           ctx.progress(`${id} telemetry alone ${group + 1}/${rpc.throughputProcesses}`);
@@ -151,6 +167,10 @@ export async function featureThroughput(
     ctx.notes.push(
       `${id}: ${feature} alone, no RPCs, in the same process: the SDK's own calls ` +
         `${of(sdkAlone)}, our tracers on the SDK ${of(tracersAlone)}`,
+    );
+    ctx.notes.push(
+      `${id}: with ${feature}'s hooks, recorded nowhere (the library's own cost), ` +
+        `${range(hooksOfPlain)} of plain xds:'s throughput, paired by round`,
     );
   }
   ctx.notes.push(
