@@ -6,6 +6,8 @@ import { methodLabel, statusLabel } from './labels';
 
 const OK = 1 as SpanStatusCode;
 const ERROR = 2 as SpanStatusCode;
+/** The same object for every span that ends OK: a span copies the status it is given. */
+const OK_STATUS = { code: OK } as const;
 
 /** `pkg.Service.Method` from `/pkg.Service/Method`: `Sent.…`, `Attempt.…`, `Recv.…` follow. */
 export function spanSuffix(path: string): string {
@@ -14,7 +16,7 @@ export function spanSuffix(path: string): string {
 
 /** A72's span status: OK, else ERROR with `<CODE>, <details>`; then the span ends. */
 export function endSpan(span: Span, code: Status, details: string): void {
-  if (code === 0) span.setStatus({ code: OK });
+  if (code === 0) span.setStatus(OK_STATUS);
   else span.setStatus({ code: ERROR, message: `${statusLabel(code)}, ${details}` });
   span.end();
 }
