@@ -7,7 +7,7 @@ import { methodLabel, statusLabel } from './labels';
 const OK = 1 as SpanStatusCode;
 const ERROR = 2 as SpanStatusCode;
 /** The same object for every span that ends OK: a span copies the status it is given. */
-const OK_STATUS = { code: OK } as const;
+const OK_STATUS = Object.freeze({ code: OK });
 
 /** `pkg.Service.Method` from `/pkg.Service/Method`: `Sent.…`, `Attempt.…`, `Recv.…` follow. */
 export function spanSuffix(path: string): string {
