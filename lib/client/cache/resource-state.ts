@@ -55,7 +55,7 @@ export class ResourceState<T> implements TimedEntry {
   private _failedVersion: string | undefined;
   private _failedTime: Date | undefined;
   /** gRFC A57's timer (does-not-exist-timer.ts). */
-  readonly doesNotExist = new DoesNotExistTimer(() => this._resource !== undefined);
+  readonly doesNotExist = new DoesNotExistTimer(this);
   /** The version the server gave the resource itself (a delta or `Resource` wrapper's). */
   private _resourceVersion: string | undefined;
   private _source: XdsServerConfig | undefined;

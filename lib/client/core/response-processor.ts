@@ -52,11 +52,15 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive.
- * Buffer.from copies small resources into Node's shared pool instead of allocating an
- * ArrayBuffer each (bench/RESULTS.md: ~6 % of a cold 10,000-cluster delivery).
+ * Small resources go into Node's shared Buffer pool instead of an ArrayBuffer each
+ * (bench/RESULTS.md: ~6 % of a cold 10,000-cluster delivery).
  */
 function ownBytes(bytes: Uint8Array): Uint8Array {
-  return Buffer.from(bytes);
+  // allocUnsafe + set takes the same pool as Buffer.from(bytes), without its generic
+  // array-like path (0.65× its time over 10,000 Clusters, decision 0075).
+  const copy = Buffer.allocUnsafe(bytes.length);
+  copy.set(bytes);
+  return copy;
 }
 
 /**
