@@ -11,7 +11,7 @@ import { logError, tracer } from '../../trace';
 import type { ResponseVerdict, WireResponse } from '../ads/ads-stream';
 import { XdsError, formatFieldErrors } from '../../errors';
 import { parseResourceName } from '../cache/resource-name';
-import type { Deliver, ResourceState } from '../cache/resource-state';
+import type { Deliver, Notification, ResourceState } from '../cache/resource-state';
 import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
 
 const trace = tracer('xds_client');
@@ -32,8 +32,6 @@ export interface ResponseContext {
   /** A resource's TTL ran out (see ResourceState.setTtl). */
   onTtlExpired(state: ResourceState<unknown>): void;
 }
-
-type Notification = () => void;
 
 /** A response's outcome: the ACK/NACK verdict, and the watcher calls it causes. */
 export interface ProcessedResponse {
