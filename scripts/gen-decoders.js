@@ -59,13 +59,23 @@ function defaultOf(field) {
  */
 function readStatements(field, store, depth, indent) {
   const scalar = scalarOf(field);
-  if (scalar) return [`${indent}${store(`r.${scalar}()`)}`];
+  if (scalar) return [`${indent}${store(`r.${readerOf(field, scalar)}()`)}`];
   return [
     `${indent}const outer = r.enter(${depth} + 1);`,
     `${indent}const value = ${decoderName(field.resolvedType)}(r, ${depth} + 1);`,
     `${indent}r.leave(outer);`,
     `${indent}${store('value')}`,
   ];
+}
+
+/**
+ * Fields whose string is nearly always the previous one read: one string object for all of
+ * them (WireReader.repeatedString, decision 0075).
+ */
+const REPEATED_STRINGS = new Set(['.google.protobuf.Any.type_url']);
+
+function readerOf(field, scalar) {
+  return REPEATED_STRINGS.has(field.fullName) ? 'repeatedString' : scalar;
 }
 
 function renderField(field, oneofOf) {

@@ -4987,7 +4987,7 @@ function decode_google_protobuf_Any(r: WireReader, d: number): P.Any {
     const t = r.uint32();
     switch (t) {
       case 10: {
-        m.type_url = r.string();
+        m.type_url = r.repeatedString();
         break;
       }
       case 18: {

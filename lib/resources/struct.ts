@@ -1,13 +1,17 @@
 // google.protobuf.Struct as the JSON it stands for: the config of a TypedStruct (a custom LB
 // policy, a custom audit logger) and a Cluster's `filter_metadata`.
 import type { Struct, Value } from '../generated/protos';
+import { setMapEntry } from '../wire-reader';
 
 export const EMPTY_CONFIG: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** A google.protobuf.Struct as the JSON object it stands for, deeply frozen. */
 export function structToJson(struct: Struct): Readonly<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(struct.fields)) out[key] = valueToJson(value);
+  const fields = struct.fields;
+  // for-in, not Object.entries: no [key, value] array per field. The decoder's maps are plain
+  // objects of own properties (a `__proto__` key is an own property, see setMapEntry).
+  for (const key in fields) setMapEntry(out, key, valueToJson(fields[key]!));
   return Object.freeze(out);
 }
 

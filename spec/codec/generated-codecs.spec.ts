@@ -245,6 +245,31 @@ describe('generated codecs', () => {
     }
   });
 
+  it("read each resource's type URL of a response as its own text when the previous one repeats", () => {
+    // The reader reuses the previous type URL when the bytes repeat (decision 0075): a URL of
+    // the same length with other bytes, an empty one and a longer one must still be their own.
+    const response = lookupMessageType('envoy.service.discovery.v3.DiscoveryResponse')!;
+    const urls = [
+      'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+      'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+      'type.googleapis.com/envoy.config.cluster.v3.Clustes',
+      'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+      '',
+      '',
+      'type.googleapis.com/envoy.config.listener.v3.Listener',
+      'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+    ];
+    const resources = urls.map((type_url, i) => ({ type_url, value: Buffer.from([i]) }));
+    const bytes = response.encode(response.fromObject({ resources })).finish();
+    const [ours, theirs] = decodeBoth(response, bytes);
+    assert.deepStrictEqual(ours, theirs);
+    const decoded = messageCodec('envoy.service.discovery.v3.DiscoveryResponse').decode(bytes);
+    assert.deepEqual(
+      decoded.resources.map((any) => any.type_url),
+      urls,
+    );
+  });
+
   it('read a 64-bit integer beyond 2^53 as protobufjs Long.toNumber does', () => {
     // Duration.seconds (int64), 2^63 - 1 and -2^63 + 1: varints of 9 and 10 bytes.
     const duration = lookupMessageType('google.protobuf.Duration')!;

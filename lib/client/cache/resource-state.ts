@@ -25,10 +25,23 @@ const NO_AUTHORITY: EntryAuthority = { connectivityErrorOf: () => undefined };
  * response's verdict is recorded (response-processor.ts). Every transition that changes what
  * watchers see takes one, so no caller can change the state and forget to tell them.
  */
-export type Deliver = (notification: () => void) => void;
+export type Deliver = (notification: Notification) => void;
+
+/**
+ * A watcher notification owed: a function to run, or the entry itself when its watchers are to
+ * get its current resource. The second is one per applied resource of a response, queued until
+ * the whole response is processed: no closure is made (and kept through the response) for it.
+ */
+export type Notification = (() => void) | ResourceState<unknown>;
+
+/** Runs a notification. */
+export function runNotification(notification: Notification): void {
+  if (typeof notification === 'function') notification();
+  else notification.notifyChanged();
+}
 
 /** Delivers at once (a timer fired, a TTL ran out). */
-export const deliverNow: Deliver = (notification) => notification();
+export const deliverNow: Deliver = runNotification;
 
 interface WatcherEntry<T> {
   readonly watcher: ResourceWatcher<T>;
@@ -55,7 +68,7 @@ export class ResourceState<T> implements TimedEntry {
   private _failedVersion: string | undefined;
   private _failedTime: Date | undefined;
   /** gRFC A57's timer (does-not-exist-timer.ts). */
-  readonly doesNotExist = new DoesNotExistTimer(() => this._resource !== undefined);
+  readonly doesNotExist = new DoesNotExistTimer(this);
   /** The version the server gave the resource itself (a delta or `Resource` wrapper's). */
   private _resourceVersion: string | undefined;
   private _source: XdsServerConfig | undefined;
@@ -146,7 +159,7 @@ export class ResourceState<T> implements TimedEntry {
     this._bytes = bytes;
     this._resourceVersion = resourceVersion;
     this.markAcked(version, now);
-    deliver(() => this.notifyChanged());
+    deliver(this as ResourceState<unknown>);
   }
 
   /** The cached bytes were received (or confirmed, same bytes) from `server`. */
@@ -288,7 +301,8 @@ export class ResourceState<T> implements TimedEntry {
     };
   }
 
-  private notifyChanged(): void {
+  /** Its watchers get the current resource (what a queued `Notification` of it does). */
+  notifyChanged(): void {
     const resource = this._resource;
     if (resource === undefined) return;
     this.broadcast((w) => w.onResourceChanged(resource));

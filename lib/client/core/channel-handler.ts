@@ -12,7 +12,12 @@ import type {
 import type { ResponseShape } from '../ads/response-scan';
 import { endTimers, restartTimers, startTimers } from '../cache/does-not-exist-timer';
 import { notReceivedError, timedOutError, ttlExpiredError } from '../cache/resource-errors';
-import { deliverNow, type ResourceState } from '../cache/resource-state';
+import {
+  deliverNow,
+  runNotification,
+  type Notification,
+  type ResourceState,
+} from '../cache/resource-state';
 import type { Authorities } from './authority';
 import { cachedVersions } from './dump';
 import type { EventSink } from './event-sink';
@@ -114,10 +119,10 @@ export class ChannelEventHandler {
   }
 
   /** Watcher notifications, in order, unless the client closes meanwhile. */
-  private run(notifications: readonly (() => void)[]): void {
-    for (const notify of notifications) {
+  private run(notifications: readonly Notification[]): void {
+    for (const notification of notifications) {
       if (this.ctx.closed()) break;
-      notify();
+      runNotification(notification);
     }
   }
 

@@ -11,7 +11,7 @@ import { logError, tracer } from '../../trace';
 import type { ResponseVerdict, WireResponse } from '../ads/ads-stream';
 import { XdsError, formatFieldErrors } from '../../errors';
 import { parseResourceName } from '../cache/resource-name';
-import type { Deliver, ResourceState } from '../cache/resource-state';
+import type { Deliver, Notification, ResourceState } from '../cache/resource-state';
 import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
 
 const trace = tracer('xds_client');
@@ -33,8 +33,6 @@ export interface ResponseContext {
   onTtlExpired(state: ResourceState<unknown>): void;
 }
 
-type Notification = () => void;
-
 /** A response's outcome: the ACK/NACK verdict, and the watcher calls it causes. */
 export interface ProcessedResponse {
   /** Its memo: the cache entries this response set or confirmed (valid or unchanged). */
@@ -52,11 +50,15 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive.
- * Buffer.from copies small resources into Node's shared pool instead of allocating an
- * ArrayBuffer each (bench/RESULTS.md: ~6 % of a cold 10,000-cluster delivery).
+ * Small resources go into Node's shared Buffer pool instead of an ArrayBuffer each
+ * (bench/RESULTS.md: ~6 % of a cold 10,000-cluster delivery).
  */
 function ownBytes(bytes: Uint8Array): Uint8Array {
-  return Buffer.from(bytes);
+  // allocUnsafe + set takes the same pool as Buffer.from(bytes), without its generic
+  // array-like path (0.65× its time over 10,000 Clusters, decision 0075).
+  const copy = Buffer.allocUnsafe(bytes.length);
+  copy.set(bytes);
+  return copy;
 }
 
 /**

@@ -154,10 +154,11 @@ function eds(cluster: Cluster, errors: ValidationErrors): Variant | undefined {
       errors.addAt('service_name', 'must be non-empty for an xdstp: cluster name');
     }
     if (errors.count !== before) return undefined;
-    return {
-      type: 'EDS',
-      edsServiceName: config.serviceName === '' ? undefined : config.serviceName,
-    };
+    const service = config.serviceName;
+    // Istio names the service after the cluster: keep one string, not two equal copies.
+    const edsServiceName =
+      service === '' ? undefined : service === cluster.name ? cluster.name : service;
+    return { type: 'EDS', edsServiceName };
   });
 }
 
