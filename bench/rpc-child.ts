@@ -22,6 +22,7 @@ import {
   type BatchCommand,
   type OpenCommand,
 } from './rpc-protocol';
+import { telemetryOptions } from './telemetry-sdk';
 
 const impl = process.argv[2] as Impl;
 const send = (event: RpcEvent): void => {
@@ -213,23 +214,7 @@ function cookieOf(setCookie: readonly string[]): grpc.Metadata {
 function withTelemetry(telemetry: OpenCommand['telemetry']): void {
   if (telemetry === undefined) return;
   const ours = require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-  if (telemetry === 'metrics') {
-    const sdk =
-      require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
-    class NeverCollected extends sdk.MetricReader {
-      protected override async onShutdown(): Promise<void> {}
-      protected override async onForceFlush(): Promise<void> {}
-    }
-    ours.register({ meterProvider: new sdk.MeterProvider({ readers: [new NeverCollected()] }) });
-  } else {
-    const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-    const exporter = {
-      export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
-      shutdown: async () => {},
-    };
-    const spanProcessors = [new sdk.BatchSpanProcessor({ exporter })];
-    ours.register({ tracerProvider: new sdk.TracerProvider({ spanProcessors }) });
-  }
+  ours.register(telemetryOptions(telemetry));
 }
 
 async function openChannel(command: OpenCommand): Promise<void> {

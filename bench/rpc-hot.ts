@@ -11,8 +11,10 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { DIST } from './clients';
+import { burst } from './rpc-burst';
 import { Backends, XdsServer } from './rpc-harness';
-import { ECHO_METHOD, XDS_SERVICE, type Impl } from './rpc-protocol';
+import { telemetryOptions } from './telemetry-sdk';
+import { XDS_SERVICE, type Impl } from './rpc-protocol';
 
 interface Served {
   readonly addresses: readonly string[];
@@ -34,50 +36,6 @@ async function serve(): Promise<void> {
 function option(argv: readonly string[], name: string): string | undefined {
   const i = argv.indexOf(name);
   return i < 0 ? undefined : argv[i + 1];
-}
-
-const identity = (bytes: Buffer): Buffer => bytes;
-const PAYLOAD = Buffer.from('ping');
-
-function burst(client: grpc.Client, total: number, concurrency: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let started = 0;
-    let done = 0;
-    const next = (): void => {
-      started++;
-      client.makeUnaryRequest(ECHO_METHOD, identity, identity, PAYLOAD, (error) => {
-        if (error) return reject(error);
-        if (++done === total) resolve();
-        else if (started < total) next();
-      });
-    };
-    for (let i = 0; i < Math.min(concurrency, total); i++) next();
-  });
-}
-
-/** What register() is given for a telemetry run: the SDK's providers, as rpc-child has them. */
-function telemetryOptions(telemetry: string | undefined): object {
-  if (telemetry === undefined) return {};
-  if (telemetry === 'metrics') {
-    const sdk =
-      require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
-    class NeverCollected extends sdk.MetricReader {
-      protected override async onShutdown(): Promise<void> {}
-      protected override async onForceFlush(): Promise<void> {}
-    }
-    return { meterProvider: new sdk.MeterProvider({ readers: [new NeverCollected()] }) };
-  }
-  if (telemetry !== 'traces') throw new Error(`--telemetry: metrics or traces, not ${telemetry}`);
-  const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-  const exporter = {
-    export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
-    shutdown: async () => {},
-  };
-  return {
-    tracerProvider: new sdk.TracerProvider({
-      spanProcessors: [new sdk.BatchSpanProcessor({ exporter })],
-    }),
-  };
 }
 
 function channel(impl: Impl, served: Served, telemetry: string | undefined): grpc.Client {

@@ -10,7 +10,7 @@ import {
   type ServerInterceptor,
 } from '@grpc/grpc-js';
 import type { Context } from '@opentelemetry/api';
-import { serverCallOf, type MessageSize, type ServerCallTracer } from './call-tracer';
+import { serverCallOf, type ServerCallTracer } from './call-tracer';
 import { serverCallInstruments } from './instruments';
 import { methodLabel } from './labels';
 import { checkTelemetryOptions, type TelemetryOptions } from './options';
@@ -63,7 +63,7 @@ export function telemetryInterceptorFor(telemetry: Telemetry): ServerInterceptor
       // Without grpc-js's innermost call, what an interceptor sees: the handler's messages
       // (serialized again to be measured) and its statuses.
       sendMessage: (message, next) => {
-        if (!observed) record.sent({ size: method.responseSerialize(message).length });
+        if (!observed) record.sent(method.responseSerialize(message).length, undefined);
         next(message);
       },
       sendStatus: (sent, next) => {
@@ -95,12 +95,12 @@ class ServerCallRecord {
     otelApi().context.with(this.context, step);
   }
 
-  sent(message: MessageSize): void {
-    if (!this.ended) this.tracer?.sentMessage(message);
+  sent(size: number, compressedSize: number | undefined): void {
+    if (!this.ended) this.tracer?.sentMessage(size, compressedSize);
   }
 
-  received(message: MessageSize): void {
-    if (!this.ended) this.tracer?.receivedMessage(message);
+  received(size: number, compressedSize: number | undefined): void {
+    if (!this.ended) this.tracer?.receivedMessage(size, compressedSize);
   }
 
   status(code: number, details: string): void {
