@@ -89,7 +89,8 @@ export class CloseReason {
   /**
    * grpc-js's keepalive timeout is its own timer, which no event shows: the session's `ping`
    * (a public method of a session grpc-js made) is wrapped to count the pings in flight. A
-   * session without it (a grpc-js that no longer pings this way) gives no keepalive reason.
+   * session without it (a grpc-js that no longer pings this way) gives no keepalive reason
+   * (decision 0079).
    */
   private countPings(): void {
     const { session } = this;
