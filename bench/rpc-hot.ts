@@ -11,9 +11,10 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { DIST } from './clients';
+import { burst } from './rpc-burst';
 import { registerTelemetry, telemetryAlone, type TelemetryKind } from './telemetry-cost';
 import { Backends, XdsServer } from './rpc-harness';
-import { ECHO_METHOD, XDS_SERVICE, type Impl } from './rpc-protocol';
+import { XDS_SERVICE, type Impl } from './rpc-protocol';
 
 interface Served {
   readonly addresses: readonly string[];
@@ -35,25 +36,6 @@ async function serve(): Promise<void> {
 function option(argv: readonly string[], name: string): string | undefined {
   const i = argv.indexOf(name);
   return i < 0 ? undefined : argv[i + 1];
-}
-
-const identity = (bytes: Buffer): Buffer => bytes;
-const PAYLOAD = Buffer.from('ping');
-
-function burst(client: grpc.Client, total: number, concurrency: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let started = 0;
-    let done = 0;
-    const next = (): void => {
-      started++;
-      client.makeUnaryRequest(ECHO_METHOD, identity, identity, PAYLOAD, (error) => {
-        if (error) return reject(error);
-        if (++done === total) resolve();
-        else if (started < total) next();
-      });
-    };
-    for (let i = 0; i < Math.min(concurrency, total); i++) next();
-  });
 }
 
 function channel(

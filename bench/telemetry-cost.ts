@@ -15,6 +15,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { DIST } from './clients';
 import { ECHO_METHOD, XDS_SERVICE } from './rpc-protocol';
+import { telemetryOptions } from './telemetry-sdk';
 
 export type TelemetryKind = 'metrics' | 'traces';
 
@@ -48,22 +49,8 @@ export function registerTelemetry(kind: TelemetryKind, recorded = true): void {
       kind === 'metrics'
         ? { meterProvider: { getMeter: () => meter } }
         : { tracerProvider: new api.ProxyTracerProvider() };
-  } else if (kind === 'metrics') {
-    const sdk =
-      require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
-    class NeverCollected extends sdk.MetricReader {
-      protected override async onShutdown(): Promise<void> {}
-      protected override async onForceFlush(): Promise<void> {}
-    }
-    providers = { meterProvider: new sdk.MeterProvider({ readers: [new NeverCollected()] }) };
   } else {
-    const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-    const exporter = {
-      export: (_spans: unknown, done: (result: { code: number }) => void) => done({ code: 0 }),
-      shutdown: async () => {},
-    };
-    const spanProcessors = [new sdk.BatchSpanProcessor({ exporter })];
-    providers = { tracerProvider: new sdk.TracerProvider({ spanProcessors }) };
+    providers = telemetryOptions(kind);
   }
   grpcEntry().register(providers);
 }

@@ -18,8 +18,9 @@ import { percentEncodePath } from '../listener-name';
 import { BOOTSTRAP_OPTION, RESOURCE_TIMEOUT_OPTION } from '../names';
 import { errorReason } from '../../errors';
 import { logError } from '../../trace';
-import { recordUnimplemented, telemetryInterceptorFor } from '../telemetry/server-interceptor';
-import { telemetryNow, type Telemetry } from '../telemetry/telemetry';
+import { telemetryInterceptorFor } from '../telemetry/server-interceptor';
+import { telemetryNow } from '../telemetry/telemetry';
+import { recordUnregisteredMethods } from '../telemetry/unregistered-methods';
 import { BoundPort, type PortOwner, type ServingStatus } from './bound-port';
 import type { Injector } from './chain-injectors';
 import { injectorCheckingClients } from './handshake-check';
@@ -176,20 +177,4 @@ export class XdsServer extends Server {
     for (const port of this.ports) port.close();
     this.ports.clear();
   }
-}
-
-/**
- * grpc-js answers a method with no handler UNIMPLEMENTED before any interceptor runs; A66 still
- * counts it (as `other`). Its handler lookup is the one place that sees such an RPC, so the
- * server's own lookup is wrapped (decision 0066).
- */
-function recordUnregisteredMethods(server: Server, telemetry: Telemetry): void {
-  const internals = server as unknown as { _retrieveHandler?: (path: string) => unknown };
-  const lookup = internals._retrieveHandler;
-  if (typeof lookup !== 'function') return;
-  internals._retrieveHandler = function (this: Server, path: string) {
-    const handler: unknown = lookup.call(this, path);
-    if (handler === null || handler === undefined) recordUnimplemented(telemetry, path);
-    return handler;
-  };
 }

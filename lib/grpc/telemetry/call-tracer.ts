@@ -21,14 +21,6 @@ export interface PickedBackend {
   readonly delayed: boolean;
 }
 
-/** One message crossing the wire; `compressed` is set only when the message was compressed. */
-export interface MessageSize {
-  /** Bytes before compression (A72's `message-size`). */
-  readonly size: number;
-  /** Bytes on the wire when compressed (A72's `message-size-compressed`), else undefined. */
-  readonly compressed?: number;
-}
-
 /** What an attempt is started with (A66: after resolution and filters, before the pick). */
 export interface AttemptOptions {
   /** A72's `transparent-retry`. */
@@ -64,10 +56,15 @@ export interface ClientCallTracer {
   end(code: status, details: string): void;
 }
 
-/** One call an XdsServer (or a server with our interceptor) receives. */
+/**
+ * One call an XdsServer (or a server with our interceptor) receives. Its messages are given as
+ * numbers (no object per message): `size`, the bytes before compression, less the frame
+ * header (A72's `message-size`); `compressedSize`, the bytes on the wire when the message was
+ * compressed (A72's `message-size-compressed`), else undefined.
+ */
 export interface ServerCallTracer {
-  sentMessage(message: MessageSize): void;
-  receivedMessage(message: MessageSize): void;
+  sentMessage(size: number, compressedSize: number | undefined): void;
+  receivedMessage(size: number, compressedSize: number | undefined): void;
   /** The status sent (or the stream's end without one); called once. */
   end(code: status, details: string): void;
 }
@@ -116,11 +113,11 @@ class AttemptFanOut implements AttemptTracer {
 
 class ServerCallFanOut implements ServerCallTracer {
   constructor(private readonly tracers: readonly ServerCallTracer[]) {}
-  sentMessage(message: MessageSize): void {
-    for (const t of this.tracers) t.sentMessage(message);
+  sentMessage(size: number, compressedSize: number | undefined): void {
+    for (const t of this.tracers) t.sentMessage(size, compressedSize);
   }
-  receivedMessage(message: MessageSize): void {
-    for (const t of this.tracers) t.receivedMessage(message);
+  receivedMessage(size: number, compressedSize: number | undefined): void {
+    for (const t of this.tracers) t.receivedMessage(size, compressedSize);
   }
   end(code: status, details: string): void {
     for (const t of this.tracers) t.end(code, details);

@@ -6,7 +6,7 @@ import type { Metadata, status as Status } from '@grpc/grpc-js';
 import type { Context, Span, TextMapPropagator, Tracer } from '@opentelemetry/api';
 import type { AttemptOptions, AttemptTracer, ClientCallTracer } from './call-tracer';
 import { metadataSetter } from './grpc-trace-bin';
-import { endSpan, spanSuffix } from './span-names';
+import { endSpan, messageEventAttributes, spanSuffix } from './span-names';
 import { otelApi } from '../../client/metrics/otel-api';
 
 // Required only once a channel has a tracer (channel-telemetry.ts): the API loads with it.
@@ -115,11 +115,11 @@ class AttemptSpan implements AttemptTracer {
   }
 
   sentMessage(bytes: number, compressed: boolean): void {
-    this.span.addEvent('Outbound message', messageAttributes(this.sent++, bytes, compressed));
+    this.span.addEvent('Outbound message', attemptMessage(this.sent++, bytes, compressed));
   }
 
   receivedMessage(bytes: number, compressed: boolean): void {
-    this.span.addEvent('Inbound message', messageAttributes(this.received++, bytes, compressed));
+    this.span.addEvent('Inbound message', attemptMessage(this.received++, bytes, compressed));
   }
 
   end(code: Status, details: string): void {
@@ -128,15 +128,11 @@ class AttemptSpan implements AttemptTracer {
 }
 
 /**
- * A72's message event attributes. A compressed message's uncompressed size is not known where
- * attempts are seen (docs/protocol-notes.md): it carries `message-size-compressed` only.
+ * A72's attributes of an attempt's message event. A compressed message's uncompressed size is
+ * not known where attempts are seen (docs/protocol-notes.md): it carries its compressed size only.
  */
-export function messageAttributes(
-  sequence: number,
-  bytes: number,
-  compressed: boolean,
-): Record<string, number> {
+function attemptMessage(sequence: number, bytes: number, compressed: boolean) {
   return compressed
-    ? { 'sequence-number': sequence, 'message-size-compressed': bytes }
-    : { 'sequence-number': sequence, 'message-size': bytes };
+    ? messageEventAttributes(sequence, undefined, bytes)
+    : messageEventAttributes(sequence, bytes, undefined);
 }

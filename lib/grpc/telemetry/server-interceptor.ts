@@ -10,9 +10,9 @@ import {
   type ServerInterceptor,
 } from '@grpc/grpc-js';
 import type { Context } from '@opentelemetry/api';
-import { serverCallOf, type MessageSize, type ServerCallTracer } from './call-tracer';
+import { serverCallOf, type ServerCallTracer } from './call-tracer';
 import { serverCallInstruments } from './instruments';
-import { methodLabel, OTHER_METHOD } from './labels';
+import { methodLabel } from './labels';
 import { checkTelemetryOptions, type TelemetryOptions } from './options';
 import { ServerCallMetrics } from './server-metrics';
 import { ServerCallSpan } from './server-span';
@@ -28,7 +28,7 @@ const DEADLINE_SLACK_MS = 100;
  * `new grpc.Server({ interceptors: [serverTelemetryInterceptor(), ...] })`, first in the list.
  * Without `options`, `register()`'s (else the global providers), read now. grpc-js answers a
  * method nobody registered before any interceptor runs: such RPCs are not recorded (an
- * XdsServer records them as `other`).
+ * XdsServer records them, unregistered-methods.ts).
  */
 export function serverTelemetryInterceptor(options?: TelemetryOptions): ServerInterceptor {
   const telemetry =
@@ -63,7 +63,7 @@ export function telemetryInterceptorFor(telemetry: Telemetry): ServerInterceptor
       // Without grpc-js's innermost call, what an interceptor sees: the handler's messages
       // (serialized again to be measured) and its statuses.
       sendMessage: (message, next) => {
-        if (!observed) record.sent({ size: method.responseSerialize(message).length });
+        if (!observed) record.sent(method.responseSerialize(message).length, undefined);
         next(message);
       },
       sendStatus: (sent, next) => {
@@ -72,20 +72,6 @@ export function telemetryInterceptorFor(telemetry: Telemetry): ServerInterceptor
       },
     });
   };
-}
-
-/**
- * A66's record of an RPC that grpc-js answered UNIMPLEMENTED before any interceptor ran: its
- * method is `other` unless the application's filter asks for the name.
- */
-export function recordUnimplemented(telemetry: Telemetry, path: string): void {
-  if (!telemetry.meterProvider) return;
-  const method = methodLabel(path);
-  const metrics = new ServerCallMetrics(
-    serverCallInstruments(telemetry.meterProvider),
-    telemetry.recordsMethod(method) ? method : OTHER_METHOD,
-  );
-  metrics.end(status.UNIMPLEMENTED);
 }
 
 /** One RPC's tracers, ended once, with the context its handler runs in. */
@@ -109,12 +95,12 @@ class ServerCallRecord {
     otelApi().context.with(this.context, step);
   }
 
-  sent(message: MessageSize): void {
-    if (!this.ended) this.tracer?.sentMessage(message);
+  sent(size: number, compressedSize: number | undefined): void {
+    if (!this.ended) this.tracer?.sentMessage(size, compressedSize);
   }
 
-  received(message: MessageSize): void {
-    if (!this.ended) this.tracer?.receivedMessage(message);
+  received(size: number, compressedSize: number | undefined): void {
+    if (!this.ended) this.tracer?.receivedMessage(size, compressedSize);
   }
 
   status(code: number, details: string): void {

@@ -3,12 +3,14 @@
 // with the method and the status.
 import type { Attributes } from '@opentelemetry/api';
 import type { status } from '@grpc/grpc-js';
-import type { MessageSize, ServerCallTracer } from './call-tracer';
+import type { ServerCallTracer } from './call-tracer';
+import { secondsSince } from './client-metrics';
 import type { ServerCallInstruments } from './instruments';
 import { statusLabel } from './labels';
 
 export class ServerCallMetrics implements ServerCallTracer {
-  private readonly started = process.hrtime.bigint();
+  /** performance.now() when the call started: the client's clock (client-metrics.ts). */
+  private readonly start = performance.now();
   private sentBytes = 0;
   private receivedBytes = 0;
 
@@ -20,18 +22,17 @@ export class ServerCallMetrics implements ServerCallTracer {
     instruments.callStarted.add(1, { 'grpc.method': method });
   }
 
-  sentMessage(message: MessageSize): void {
-    this.sentBytes += message.compressed ?? message.size;
+  sentMessage(size: number, compressedSize: number | undefined): void {
+    this.sentBytes += compressedSize ?? size;
   }
 
-  receivedMessage(message: MessageSize): void {
-    this.receivedBytes += message.compressed ?? message.size;
+  receivedMessage(size: number, compressedSize: number | undefined): void {
+    this.receivedBytes += compressedSize ?? size;
   }
 
   end(code: status): void {
     const labels: Attributes = { 'grpc.method': this.method, 'grpc.status': statusLabel(code) };
-    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
-    this.instruments.callDuration.record(seconds, labels);
+    this.instruments.callDuration.record(secondsSince(this.start), labels);
     this.instruments.callSentSize.record(this.sentBytes, labels);
     this.instruments.callRcvdSize.record(this.receivedBytes, labels);
   }

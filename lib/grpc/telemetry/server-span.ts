@@ -2,9 +2,9 @@
 // its metadata, with an event per message each way, and the status sent as the span's status.
 import type { Metadata, status } from '@grpc/grpc-js';
 import type { Context, Span, SpanKind, TextMapPropagator, Tracer } from '@opentelemetry/api';
-import type { MessageSize, ServerCallTracer } from './call-tracer';
+import type { ServerCallTracer } from './call-tracer';
 import { metadataGetter } from './grpc-trace-bin';
-import { endSpan, spanSuffix } from './span-names';
+import { endSpan, messageEventAttributes, spanSuffix } from './span-names';
 import { otelApi } from '../../client/metrics/otel-api';
 
 /** SpanKind.SERVER, without loading the API for its enum. */
@@ -24,24 +24,17 @@ export class ServerCallSpan implements ServerCallTracer {
     this.context = api.trace.setSpan(parent, this.span);
   }
 
-  sentMessage(message: MessageSize): void {
-    this.span.addEvent('Outbound message', eventAttributes(this.sent++, message));
+  sentMessage(size: number, compressedSize: number | undefined): void {
+    const attributes = messageEventAttributes(this.sent++, size, compressedSize);
+    this.span.addEvent('Outbound message', attributes);
   }
 
-  receivedMessage(message: MessageSize): void {
-    this.span.addEvent('Inbound message', eventAttributes(this.received++, message));
+  receivedMessage(size: number, compressedSize: number | undefined): void {
+    const attributes = messageEventAttributes(this.received++, size, compressedSize);
+    this.span.addEvent('Inbound message', attributes);
   }
 
   end(code: status, details: string): void {
     endSpan(this.span, code, details);
   }
-}
-
-function eventAttributes(sequence: number, message: MessageSize): Record<string, number> {
-  const attributes: Record<string, number> = {
-    'sequence-number': sequence,
-    'message-size': message.size,
-  };
-  if (message.compressed !== undefined) attributes['message-size-compressed'] = message.compressed;
-  return attributes;
 }

@@ -4,12 +4,11 @@
 // interceptor wraps three methods of that one call object (decision 0066); when a grpc-js
 // version no longer has them, it falls back to what an interceptor sees (server-interceptor.ts).
 import { status, type ServerInterceptingCallInterface, type StatusObject } from '@grpc/grpc-js';
-import type { MessageSize } from './call-tracer';
 
-/** What the observer of one call's transport is told. */
+/** What the observer of one call's transport is told (sizes as ServerCallTracer takes them). */
 export interface TransportObserver {
-  sent(message: MessageSize): void;
-  received(message: MessageSize): void;
+  sent(size: number, compressedSize: number | undefined): void;
+  received(size: number, compressedSize: number | undefined): void;
   /** A status is being sent (the first one counts). */
   status(code: number, details: string): void;
 }
@@ -42,17 +41,17 @@ export function observeTransport(
     const framed = serialize.call(this, value);
     // grpc-js 1.14 never compresses a response (the flag byte is always 0).
     const size = framed.length - FRAME_HEADER;
-    observer.sent(framed[0] === 1 ? { size, compressed: size } : { size });
+    observer.sent(size, framed[0] === 1 ? size : undefined);
     return framed;
   };
   const decompress = base.decompressMessage;
   base.decompressMessage = function (message, encoding) {
     const wire = message.length - FRAME_HEADER;
     const result = decompress.call(this, message, encoding);
-    if (Buffer.isBuffer(result)) observer.received({ size: wire });
+    if (Buffer.isBuffer(result)) observer.received(wire, undefined);
     else {
       result.then(
-        (plain) => observer.received({ size: plain.length, compressed: wire }),
+        (plain) => observer.received(plain.length, wire),
         () => {}, // grpc-js sends the status for a message it cannot decompress
       );
     }

@@ -7,7 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import type { ClientHttp2Session } from 'node:http2';
 import { connectivityState, type experimental } from '@grpc/grpc-js';
 import type { Attributes, MeterProvider } from '@opentelemetry/api';
-import { SUBCHANNEL_SHUTDOWN, UNKNOWN_REASON, watchCloseReason } from './disconnect-reason';
+import { CloseReason, SUBCHANNEL_SHUTDOWN, UNKNOWN_REASON } from './disconnect-reason';
 import { localityLabel } from './labels';
 import type { OptionalLabel } from './options';
 import { subchannelInstruments, type SubchannelInstruments } from './subchannel-instruments';
@@ -80,8 +80,8 @@ class ConnectionWatch {
   private open: Attributes | undefined;
   /** Set from READY until the connection is read (see opened()). */
   private opening: object | undefined;
-  /** The first reason the open connection gave for closing. */
-  private reason: string | undefined;
+  /** Why the open connection closed, read when it does. */
+  private reason: CloseReason | undefined;
   private readonly listener: experimental.ConnectivityStateListener;
 
   constructor(
@@ -117,7 +117,9 @@ class ConnectionWatch {
       }
     } else if (previous === connectivityState.READY) {
       const internals = this.real as unknown as SubchannelInternals;
-      this.closed(internals.refcount === 0 ? SUBCHANNEL_SHUTDOWN : (this.reason ?? UNKNOWN_REASON));
+      this.closed(
+        internals.refcount === 0 ? SUBCHANNEL_SHUTDOWN : (this.reason?.read() ?? UNKNOWN_REASON),
+      );
     }
   }
 
@@ -141,11 +143,7 @@ class ConnectionWatch {
       };
       this.open = open;
       this.instruments.openConnections.add(1, open);
-      if (session) {
-        watchCloseReason(session, (reason) => {
-          if (this.open === open) this.reason ??= reason;
-        });
-      }
+      if (session) this.reason = new CloseReason(session);
     });
   }
 

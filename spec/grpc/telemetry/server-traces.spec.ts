@@ -17,6 +17,7 @@ import {
   stream,
   UNARY,
   unary,
+  UNKNOWN,
   type ServedXds,
 } from '../helpers/telemetry-service';
 
@@ -153,5 +154,30 @@ describe('XdsServer spans (gRFC A72)', () => {
     const denied = spansNamed('Recv.test.Echo.Held').at(-1)?.status;
     assert.equal(denied?.code, SpanStatusCode.ERROR);
     assert.match(String(denied?.message), /^PERMISSION_DENIED, RBAC: /);
+  });
+
+  it("gives a method with no handler a Recv.other span in the caller's trace, named only when methodAttributeFilter asks", async () => {
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    register({
+      tracerProvider: traces.provider,
+      methodAttributeFilter: (m) => m === 'test.Echo/Named',
+    });
+    xds = await startXdsServer(management);
+    await xds.serve();
+    assert.equal(
+      await unary(xds.client, UNKNOWN, 1, { metadata: withTraceparent() }),
+      'UNIMPLEMENTED',
+    );
+    const span = spansNamed('Recv.other').at(-1);
+    assert.ok(span, 'the unregistered method has a span');
+    assert.equal(span.kind, SpanKind.SERVER);
+    assert.equal(span.spanContext().traceId, TRACE_ID);
+    assert.equal(span.parentSpanContext?.spanId, CALLER_SPAN_ID);
+    assert.deepEqual(span.status, {
+      code: SpanStatusCode.ERROR,
+      message: 'UNIMPLEMENTED, The server does not implement the method /test.Echo/Unknown',
+    });
+    assert.equal(await unary(xds.client, '/test.Echo/Named', 1), 'UNIMPLEMENTED');
+    assert.equal(spansNamed('Recv.test.Echo.Named').length, 1);
   });
 });

@@ -23,7 +23,12 @@ describe('subchannel metrics (gRFC A94)', () => {
   let env: XdsEnv;
   let metrics: InMemoryMetrics;
 
+  /** Relays a spec started, closed after it. */
+  let relays: Relay[] = [];
+
   afterEach(async () => {
+    await Promise.all(relays.map((r) => r.close()));
+    relays = [];
     await env.close();
     await metrics.shutdown();
     register({});
@@ -114,38 +119,86 @@ describe('subchannel metrics (gRFC A94)', () => {
     assert.deepEqual(await lines(OPEN, ['grpc.target']), [`${TARGET} → 1`]);
   });
 
+  /** Serves cluster `c` through a relay in front of backend `a`, whose connections a spec breaks. */
+  async function serveThroughRelay(): Promise<Relay> {
+    const relay = await startRelay(env.backends.a!.port);
+    relays.push(relay);
+    env.serve({
+      clusters: [edsCluster('c')],
+      endpoints: [endpoints('c', [{ addresses: [`127.0.0.1:${relay.port}`] }])],
+    });
+    return relay;
+  }
+
   it('counts a connection the peer resets as connection reset', async () => {
     await start(['a']);
-    // A relay in front of the backend, whose connections the test resets (TCP RST).
-    const relayed = new Set<net.Socket>();
-    const relay = net.createServer((socket) => {
-      const upstream = net.connect(env.backends.a!.port, '127.0.0.1');
-      socket.pipe(upstream).pipe(socket);
-      relayed.add(socket);
-      socket.on('error', () => upstream.destroy());
-      upstream.on('error', () => socket.destroy());
-      socket.on('close', () => upstream.destroy());
+    const relay = await serveThroughRelay();
+    const client = env.client();
+    assert.equal(await sendRpc(client), 'a');
+    for (const { client: socket } of relay.pairs) socket.resetAndDestroy();
+    await waitUntil('the reset is counted', async () => {
+      return (await lines(DISCONNECTIONS, ['grpc.disconnect_error'])).length === 1;
     });
-    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = relay.address() as net.AddressInfo;
-      env.serve({
-        clusters: [edsCluster('c')],
-        endpoints: [endpoints('c', [{ addresses: [`127.0.0.1:${port}`] }])],
-      });
-      const client = env.client();
-      assert.equal(await sendRpc(client), 'a');
-      for (const socket of relayed) socket.resetAndDestroy();
-      await waitUntil('the reset is counted', async () => {
-        return (await lines(DISCONNECTIONS, ['grpc.disconnect_error'])).length === 1;
-      });
-      assert.deepEqual(await lines(DISCONNECTIONS, ['grpc.disconnect_error']), [
-        'connection reset → 1',
-      ]);
-    } finally {
-      const closed = new Promise<void>((resolve) => relay.close(() => resolve()));
-      for (const socket of relayed) socket.destroy();
-      await closed;
-    }
+    assert.deepEqual(await lines(DISCONNECTIONS, ['grpc.disconnect_error']), [
+      'connection reset → 1',
+    ]);
+  });
+
+  it('counts a connection whose keepalive ping goes unanswered as connection timed out (A8)', async () => {
+    await start(['a']);
+    const relay = await serveThroughRelay();
+    const client = env.client({
+      'grpc.keepalive_time_ms': 50,
+      // Long enough that a loaded machine's late ack is not taken for a timeout.
+      'grpc.keepalive_timeout_ms': 500,
+      'grpc.keepalive_permit_without_calls': 1,
+    });
+    assert.equal(await sendRpc(client), 'a');
+    // The backend goes silent on the open connection: nothing it sends, its ping acks included,
+    // reaches the client any more.
+    for (const { client: socket, upstream } of relay.pairs) upstream.unpipe(socket);
+    await waitUntil('the timeout is counted', async () => {
+      return (await lines(DISCONNECTIONS, ['grpc.disconnect_error'])).length > 0;
+    });
+    const reasons = (await metrics.read(DISCONNECTIONS)).points.map(
+      (p) => p.labels['grpc.disconnect_error'],
+    );
+    assert.deepEqual(reasons, ['connection timed out']);
   });
 });
+
+/** A TCP relay to 127.0.0.1:`target`, with each relayed connection's two sockets. */
+interface Relay {
+  readonly port: number;
+  readonly pairs: ReadonlySet<{ client: net.Socket; upstream: net.Socket }>;
+  close(): Promise<void>;
+}
+
+async function startRelay(target: number): Promise<Relay> {
+  const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target, '127.0.0.1');
+    const pair = { client, upstream };
+    pairs.add(pair);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => {
+      upstream.destroy();
+      pairs.delete(pair);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    pairs,
+    close: () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      return closed;
+    },
+  };
+}
