@@ -2,18 +2,18 @@
 // (one per attempt): attempts started, each attempt's duration and compressed message bytes
 // (with A89's backend service and A78's locality when the application named them, A79), and
 // the call's duration. One ClientMetrics per channel holds what every call shares, the label
-// sets included (client-labels.ts): a record allocates nothing of its own.
+// sets included (label-sets.ts): a record allocates nothing of its own.
 import type { MeterProvider } from '@opentelemetry/api';
 import type { status } from '@grpc/grpc-js';
 import type { AttemptOptions, AttemptTracer, ClientCallTracer, PickedBackend } from './call-tracer';
-import { BACKEND_SERVICE, ChannelLabels, LOCALITY, type MethodLabels } from './client-labels';
-import { clientCallInstruments, type ClientCallInstruments } from './instruments';
+import { BACKEND_SERVICE, LabelSets, LOCALITY, type MethodLabels } from './label-sets';
+import { clientCallInstruments, secondsSince, type ClientCallInstruments } from './instruments';
 import type { OptionalLabel } from './options';
 
 /** The metrics of one channel's calls. */
 export class ClientMetrics {
   readonly instruments: ClientCallInstruments;
-  private readonly labels: ChannelLabels;
+  private readonly labels: LabelSets;
 
   constructor(
     provider: MeterProvider,
@@ -22,7 +22,7 @@ export class ClientMetrics {
     optionalLabels: ReadonlySet<OptionalLabel>,
   ) {
     this.instruments = clientCallInstruments(provider);
-    this.labels = new ChannelLabels(
+    this.labels = new LabelSets(
       target,
       optionalLabels.has(BACKEND_SERVICE),
       optionalLabels.has(LOCALITY),
@@ -33,11 +33,6 @@ export class ClientMetrics {
   startCall(path: string, start: number): ClientCallTracer {
     return new CallMetrics(this.instruments, this.labels.of(path), start);
   }
-}
-
-/** Seconds since `start` (a performance.now() reading). */
-export function secondsSince(start: number): number {
-  return (performance.now() - start) / 1000;
 }
 
 class CallMetrics implements ClientCallTracer {

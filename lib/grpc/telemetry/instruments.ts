@@ -16,6 +16,11 @@ export const SIZE_BUCKETS: readonly number[] = [
   1073741824, 4294967296,
 ];
 
+/** Seconds since `start`, a performance.now() reading: the durations' unit, client and server alike. */
+export function secondsSince(start: number): number {
+  return (performance.now() - start) / 1000;
+}
+
 /** ValueType.INT / DOUBLE, without loading @opentelemetry/api for its enum. */
 const INT = 0 as ValueType;
 const DOUBLE = 1 as ValueType;

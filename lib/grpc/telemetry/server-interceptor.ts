@@ -12,7 +12,7 @@ import {
 import type { Context } from '@opentelemetry/api';
 import { serverCallOf, type ServerCallTracer } from './call-tracer';
 import { serverCallInstruments } from './instruments';
-import { methodLabel } from './labels';
+import { LabelSets } from './label-sets';
 import { checkTelemetryOptions, type TelemetryOptions } from './options';
 import { ServerCallMetrics } from './server-metrics';
 import { ServerCallSpan } from './server-span';
@@ -41,9 +41,10 @@ export function serverTelemetryInterceptor(options?: TelemetryOptions): ServerIn
 /** The interceptor recording each RPC that reaches a registered handler. */
 export function telemetryInterceptorFor(telemetry: Telemetry): ServerInterceptor {
   const instruments = telemetry.meterProvider && serverCallInstruments(telemetry.meterProvider);
+  const labels = new LabelSets(undefined);
   return (method, call) => {
     const record = new ServerCallRecord(
-      instruments && new ServerCallMetrics(instruments, methodLabel(method.path)),
+      instruments && new ServerCallMetrics(instruments, labels.of(method.path)),
     );
     const observed = observeTransport(call, record);
     const { tracer, propagator } = telemetry;

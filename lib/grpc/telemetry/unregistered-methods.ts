@@ -6,10 +6,14 @@
 import type { IncomingHttpHeaders } from 'node:http2';
 import { Metadata, status, type Server } from '@grpc/grpc-js';
 import { serverCallInstruments } from './instruments';
+import { LabelSets, MethodLabels } from './label-sets';
 import { methodLabel, OTHER_METHOD } from './labels';
 import { ServerCallMetrics } from './server-metrics';
 import { ServerCallSpan } from './server-span';
 import type { Telemetry } from './telemetry';
+
+/** A server's label sets: no target, no optional labels. */
+const SERVER_LABELS = new LabelSets(undefined);
 
 type StreamHandler = (
   this: Server,
@@ -75,7 +79,9 @@ function recordUnimplemented(
   const details = `The server does not implement the method ${path}`;
   if (telemetry.meterProvider) {
     const instruments = serverCallInstruments(telemetry.meterProvider);
-    new ServerCallMetrics(instruments, method).end(status.UNIMPLEMENTED);
+    // Not kept: an attacker choosing the name must not grow a cache (A66's `other`).
+    const labels = new MethodLabels(SERVER_LABELS, method);
+    new ServerCallMetrics(instruments, labels).end(status.UNIMPLEMENTED);
   }
   const { tracer, propagator } = telemetry;
   if (tracer && propagator) {

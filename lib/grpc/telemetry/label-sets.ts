@@ -1,8 +1,9 @@
-// The label sets of one channel's client records, each made once and then handed to every record
-// that carries the same values: the OpenTelemetry SDK copies nothing from an attributes object
-// (it hashes it per record and keeps the first one it saw as the series' key), so a record need
-// not allocate one. Without optional labels an attempt's end and its call's end carry the same
-// set; with them, an attempt's set adds the backend service and locality it was routed to.
+// The label sets of one channel's or one server's A66 records, each made once and then handed to
+// every record that carries the same values: the OpenTelemetry SDK copies nothing from an
+// attributes object (it hashes it per record and keeps the first one it saw as the series'
+// key), so a record need not allocate one. A channel's sets carry its `grpc.target`, a server's
+// none. Without optional labels an attempt's end and its call's end carry the same set; with
+// them, an attempt's set adds the backend service and locality it was routed to.
 import type { Attributes } from '@opentelemetry/api';
 import { methodLabel, statusLabel } from './labels';
 import type { OptionalLabel } from './options';
@@ -20,35 +21,35 @@ export const LOCALITY: OptionalLabel = 'grpc.lb.locality';
  */
 const KEPT = 500;
 
-/** The label sets of one method's records on one channel. */
+/** The label sets of one method's records on one channel or server. */
 export class MethodLabels {
-  /** grpc.method and grpc.target: `grpc.client.attempt.started`'s. */
+  /** grpc.method (and a channel's grpc.target): the calls (attempts) started. */
   readonly started: Attributes;
-  /** Per status code: grpc.method, grpc.target and grpc.status. */
+  /** Per status code: `started`'s labels and grpc.status. */
   private readonly ended: Attributes[] = [];
   /** Per backend service, per locality, per status code: with the optional labels named. */
   private readonly routed = new Map<string, Map<string, Attributes[]>>();
   private routes = 0;
 
   constructor(
-    private readonly channel: ChannelLabels,
-    readonly method: string,
+    private readonly sets: LabelSets,
+    /** A66's `grpc.method` value. */
+    method: string,
   ) {
-    this.started = { [METHOD]: method, [TARGET]: channel.target };
+    this.started =
+      sets.target === undefined
+        ? { [METHOD]: method }
+        : { [METHOD]: method, [TARGET]: sets.target };
   }
 
   /** The call's end (and an attempt's, without optional labels) with status `code`. */
   callEnded(code: number): Attributes {
-    return (this.ended[code] ??= {
-      [METHOD]: this.method,
-      [TARGET]: this.channel.target,
-      [STATUS]: statusLabel(code),
-    });
+    return (this.ended[code] ??= { ...this.started, [STATUS]: statusLabel(code) });
   }
 
   /** An attempt's end with status `code`, routed to `backendService` in `locality`. */
   attemptEnded(code: number, backendService: string, locality: string): Attributes {
-    const { backendService: withBackend, locality: withLocality } = this.channel;
+    const { backendService: withBackend, locality: withLocality } = this.sets;
     if (!withBackend && !withLocality) return this.callEnded(code);
     const service = withBackend ? backendService : '';
     const where = withLocality ? locality : '';
@@ -71,15 +72,15 @@ export class MethodLabels {
   }
 }
 
-/** The label sets of one channel's records, per method. */
-export class ChannelLabels {
+/** The label sets of one channel's or one server's records, per method. */
+export class LabelSets {
   private readonly methods = new Map<string, MethodLabels>();
 
   constructor(
-    /** A66's canonical target of the channel. */
-    readonly target: string,
-    readonly backendService: boolean,
-    readonly locality: boolean,
+    /** A66's canonical target of the channel; undefined for a server. */
+    readonly target: string | undefined,
+    readonly backendService = false,
+    readonly locality = false,
   ) {}
 
   /** The label sets of calls to `path` (`/pkg.Service/Method`). */
