@@ -5,6 +5,7 @@
 // `--compare DIR`, an earlier build's copy (`cp -r dist/lib .tmp/before` before a change),
 // in this one process, so that the two are measured under the same load.
 //   npx tsx bench/server-tracer.ts [--calls 200000] [--rounds 7] [--compare DIR]
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Metadata } from '@grpc/grpc-js';
@@ -37,8 +38,15 @@ interface Build {
 function load(name: string, dist: string): Build {
   const telemetry = path.join(dist, 'grpc', 'telemetry');
   const { ServerCallMetrics } = require(path.join(telemetry, 'server-metrics.js')) as {
-    ServerCallMetrics: new (instruments: unknown, method: string) => Tracer;
+    ServerCallMetrics: new (instruments: unknown, method: unknown) => Tracer;
   };
+  // Since label-sets.ts, a server tracer takes its method's label sets; before, its name.
+  const labelSets = path.join(telemetry, 'label-sets.js');
+  const method = fs.existsSync(labelSets)
+    ? new (require(labelSets) as typeof import('../lib/grpc/telemetry/label-sets')).LabelSets(
+        undefined,
+      ).of(PATH)
+    : METHOD;
   const { ServerCallSpan } = require(path.join(telemetry, 'server-span.js')) as {
     ServerCallSpan: new (...args: unknown[]) => Tracer;
   };
@@ -54,7 +62,7 @@ function load(name: string, dist: string): Build {
   const numbers = ServerCallMetrics.prototype.receivedMessage.length === 2;
   return {
     name,
-    metrics: () => new ServerCallMetrics(instruments, METHOD),
+    metrics: () => new ServerCallMetrics(instruments, method),
     span: () => new ServerCallSpan(tracer, propagation, PATH, metadata),
     message: numbers ? [SIZE, undefined] : [{ size: SIZE }],
     micros: { metrics: [], span: [] },
