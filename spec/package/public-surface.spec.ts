@@ -81,6 +81,50 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     ]);
   });
 
+  it('the three entry points load two bundles, not a file per module (decision 0080)', () => {
+    const result = runNode(`
+      require('xds-client'); require('xds-client/grpc'); require('xds-client/testing');
+      const lib = /[\\\\/]dist[\\\\/]lib[\\\\/]/;
+      const ours = Object.keys(require.cache).filter((k) => lib.test(k)).map((k) => k.split(lib)[1]);
+      console.log(JSON.stringify(ours.sort()));
+    `);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), [
+      'core.bundle.js',
+      'extensions.bundle.js',
+      'grpc/index.js',
+      'index.js',
+      'testing/index.js',
+    ]);
+  });
+
+  it('the entry points share one client core: CSDS added by xds-client/grpc sees a client made with xds-client', () => {
+    // The grpc entry's CSDS handler lists the process's open clients; if the bundles each had
+    // a copy of the core, that list would be another module's and the client would be missing.
+    const result = runNode(`
+      const { execFile } = require('node:child_process');
+      const grpc = require('@grpc/grpc-js');
+      const { XdsClient } = require('xds-client');
+      require('xds-client/grpc').register();
+      const client = new XdsClient({ bootstrap: { node: { id: 'shared-core' }, xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }] }, resourceTimeoutMs: 60000 });
+      client.watchCluster('probe', { onResourceChanged() {}, onResourceError() {} });
+      const server = new grpc.Server();
+      grpc.addAdminServicesToServer(server);
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) => {
+        if (e) throw e;
+        const args = ['dist/lib/cli/bin.js', 'csds', '--server', '127.0.0.1:' + port, '--json'];
+        execFile(process.execPath, args, { timeout: 15000 }, (_error, stdout, stderr) => {
+          process.stdout.write(stdout + stderr);
+          client.close();
+          server.forceShutdown();
+        });
+      });
+    `);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /"shared-core"/);
+    assert.match(result.stdout, /"probe"/);
+  });
+
   it('sends the package version as user agent version', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     assert.equal(VERSION, pkg.version);
