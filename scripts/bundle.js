@@ -29,7 +29,7 @@ const EXTENSIONS = 'extensions.bundle.js';
 const CORE_ENTRIES = ['index.js'];
 const EXTENSION_ENTRIES = ['grpc/index.js', 'testing/index.js', 'cli/bin.js'];
 /** Loaded on first use by lib/codec.ts; kept out of the bundles. */
-const SEPARATE = /^generated\/(decoders|encoders|descriptor)\.js$/;
+const SEPARATE = /^generated\/(decoders|encoders|client-encoders|descriptor)\.js$/;
 
 /** A module's key: its path under dist/lib, with '/' separators. */
 const keyOf = (file) => path.relative(LIB, file).split(path.sep).join('/');

@@ -2,10 +2,11 @@
 // Compiles protos/ into lib/generated/: protos.ts, one read-only TypeScript interface per message
 // (what a decoder returns for it); decoders.ts, one decode function per message
 // (scripts/gen-decoders.js, decision 0060); encoders.ts, one encode function per message
-// (scripts/gen-encoders.js); descriptor.ts, the protobufjs descriptor, for the JSON mapping
+// (scripts/gen-encoders.js), and client-encoders.ts, those of the messages a client sends, so
+// that a client loads only them; descriptor.ts, the protobufjs descriptor, for the JSON mapping
 // (REST, files, the CLI, the testing server). Importing the package never parses .proto text.
 //
-//   node scripts/gen-protos.js          write the four files
+//   node scripts/gen-protos.js          write the five files
 //   node scripts/gen-protos.js --check  fail if a committed file is stale
 'use strict';
 
@@ -23,6 +24,7 @@ const OUT_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'protos.ts');
 const DESCRIPTOR_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'descriptor.ts');
 const DECODERS_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'decoders.ts');
 const ENCODERS_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'encoders.ts');
+const CLIENT_ENCODERS_FILE = path.join(ROOT_DIR, 'lib', 'generated', 'client-encoders.ts');
 
 function protoFiles(dir) {
   const found = [];
@@ -167,6 +169,7 @@ const outputs = [
   [DESCRIPTOR_FILE, renderDescriptor(root)],
   [DECODERS_FILE, renderDecoders(allTypes(root), tsNames(allTypes(root)))],
   [ENCODERS_FILE, renderEncoders(allTypes(root), tsNames(allTypes(root)))],
+  [CLIENT_ENCODERS_FILE, renderEncoders(allTypes(root), tsNames(allTypes(root)), { client: true })],
 ];
 for (const [file, text] of outputs) {
   const name = path.relative(ROOT_DIR, file);

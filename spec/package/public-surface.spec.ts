@@ -81,6 +81,23 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     ]);
   });
 
+  it("a client's requests load the client encoders, not every resource's", () => {
+    const result = runNode(`
+      const loaded = (re) => Object.keys(require.cache).filter((k) => re.test(k)).length;
+      const { XdsClient } = require('xds-client');
+      const client = new XdsClient({ bootstrap: { xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }] }, resourceTimeoutMs: 60000 });
+      // The request is encoded when the stream starts; nothing listens on port 1, so the stream
+      // then fails.
+      client.once('disconnected', () => {
+        console.log(JSON.stringify([loaded(/generated[\\\\/]client-encoders/), loaded(/generated[\\\\/]encoders/)]));
+        client.close();
+      });
+      client.watchCluster('A', { onResourceChanged() {}, onResourceError() {} });
+    `);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), [1, 0]);
+  });
+
   it('the three entry points load two bundles, not a file per module (decision 0080)', () => {
     const result = runNode(`
       require('xds-client'); require('xds-client/grpc'); require('xds-client/testing');
