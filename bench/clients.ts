@@ -3,6 +3,7 @@
 // grpc-js stream that decodes each response with plain protobufjs and ACKs it. All three are
 // observed the same way: when a response's bytes arrive, when each watcher gets its resource,
 // and when the ACK is written.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { MeterProvider } from '@opentelemetry/api';
@@ -24,12 +25,28 @@ export function loadOurs(): OursModule {
   return require(path.join(DIST, 'index.js')) as OursModule;
 }
 
+/**
+ * A module of the built package that no entry exports, by its path under dist/lib: the
+ * bundles' instance (decision 0080), the one the package's entries use, or, in an older build
+ * without bundles (`--compare`), its file.
+ */
+export function builtModule<T>(key: string, dist = DIST): T {
+  for (const bundle of ['core.bundle.js', 'extensions.bundle.js']) {
+    const file = path.join(dist, bundle);
+    if (!fs.existsSync(file)) continue;
+    const { modules } = require(file) as { modules: Record<string, (() => unknown) | undefined> };
+    const load = modules[key];
+    if (load) return load() as T;
+  }
+  return require(path.join(dist, key)) as T;
+}
+
 /** watchClusterTree and ClusterResolver: from the package index if exported, else lib/clusters. */
 export function loadClusters(): ClustersModule | undefined {
   const ours = loadOurs() as Partial<ClustersModule>;
   if (ours.watchClusterTree && ours.ClusterResolver) return ours as ClustersModule;
   try {
-    return require(path.join(DIST, 'clusters', 'index.js')) as ClustersModule;
+    return builtModule<ClustersModule>('clusters/index.js');
   } catch {
     return undefined;
   }
@@ -134,15 +151,15 @@ export type ClientOptions = Pick<
  */
 export function preload(impl: 'ours' | 'peer' | 'floor', resource: ResourceKind): void {
   if (impl === 'ours') {
+    // The core bundle: every module of the client, the transport included (decision 0080).
     loadOurs();
-    require(path.join(DIST, 'client', 'transport', 'grpc-transport.js'));
   } else if (impl === 'peer') {
     require(`${PEER}/xds-client`);
     require(`${PEER}/xds-bootstrap`);
     require(`${PEER}/xds-resource-type/${resource}-resource-type`);
   } else {
     require('@grpc/grpc-js');
-    require(path.join(DIST, 'codec.js'));
+    builtModule('codec.js');
   }
 }
 
@@ -188,9 +205,7 @@ class ObservedTransport implements XdsTransport {
 
 export function startOurs(options: ClientOptions): BenchClient {
   const { XdsClient } = loadOurs();
-  const { GrpcTransport } = require(
-    path.join(DIST, 'client', 'transport', 'grpc-transport.js'),
-  ) as TransportModule;
+  const { GrpcTransport } = builtModule<TransportModule>('client/transport/grpc-transport.js');
   const client = new XdsClient({
     bootstrap: {
       xds_servers: [{ server_uri: options.server, channel_creds: [{ type: 'insecure' }] }],
@@ -383,7 +398,7 @@ export function versionAndNonce(bytes: Buffer): { versionInfo: string; nonce: st
 
 export function startFloor(options: ClientOptions): BenchClient {
   const grpc = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
-  const { messageCodec } = require(path.join(DIST, 'codec.js')) as CodecModule;
+  const { messageCodec } = builtModule<CodecModule>('codec.js');
   const requestCodec = messageCodec('envoy.service.discovery.v3.DiscoveryRequest');
   const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
   // The floor is protobufjs's own decoder (the reflection types), not the decoders our codec

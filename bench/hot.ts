@@ -15,7 +15,7 @@
 import * as fs from 'node:fs';
 import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
-import { loadOurs, DIST } from './clients';
+import { builtModule, loadOurs } from './clients';
 import { SEED, cluster, clusters, loadAssignments, type Fixture } from './fixtures';
 import { TYPE_URL } from './harness';
 import type { ResourceKind } from './protocol';
@@ -24,7 +24,7 @@ import { median } from './stats';
 type CodecModule = typeof import('../lib/codec');
 type AdsCallHandlers = import('../lib/index').AdsCallHandlers;
 
-const { messageCodec } = require(`${DIST}/codec.js`) as CodecModule;
+const { messageCodec } = builtModule<CodecModule>('codec.js');
 const { XdsClient } = loadOurs();
 const responseCodec = messageCodec('envoy.service.discovery.v3.DiscoveryResponse');
 

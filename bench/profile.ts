@@ -11,6 +11,7 @@ interface ProfileNode {
     readonly functionName: string;
     readonly url: string;
     readonly lineNumber: number;
+    readonly columnNumber: number;
   };
 }
 
@@ -33,10 +34,50 @@ function files(args: readonly string[]): string[] {
   );
 }
 
+/** Where each module of a bundle (decision 0080) starts: its offset and dist/lib path. */
+interface BundleMap {
+  readonly lineStarts: number[];
+  readonly modules: { readonly offset: number; readonly name: string }[];
+}
+
+const bundleMaps = new Map<string, BundleMap | undefined>();
+
+/** The module of dist/lib a position of a bundle falls in (esbuild names each module). */
+function bundledModule(url: string, line: number, column: number): string | undefined {
+  if (!url.endsWith('.bundle.js')) return undefined;
+  if (!bundleMaps.has(url)) {
+    let map: BundleMap | undefined;
+    try {
+      const text = fs.readFileSync(new URL(url), 'utf8');
+      const lineStarts = [0];
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1))
+        lineStarts.push(i + 1);
+      const modules = [...text.matchAll(/"(?:dist\/lib\/|core:)([^"]+\.js)"\((?:exports|module)/g)];
+      map = { lineStarts, modules: modules.map((m) => ({ offset: m.index, name: m[1]! })) };
+    } catch {
+      map = undefined; // a profile from another machine or build
+    }
+    bundleMaps.set(url, map);
+  }
+  const map = bundleMaps.get(url);
+  if (!map) return undefined;
+  const offset = (map.lineStarts[line] ?? 0) + column;
+  let found: string | undefined;
+  for (const module of map.modules) {
+    if (module.offset > offset) break;
+    found = module.name;
+  }
+  return found && `dist/lib/${found} (bundled)`;
+}
+
 /** `dist/lib/client/x.js:12`, `node_modules/protobufjs/src/y.js:3`, or a builtin's name. */
-function where(url: string, line: number): string {
+function where(frame: ProfileNode['callFrame']): string {
+  const { url, lineNumber: line, columnNumber: column } = frame;
   if (!url) return '';
-  return `${url.replace(/^.*?\/(node_modules|dist|lib|bench)\//, '$1/')}:${line + 1}`;
+  return (
+    bundledModule(url, line, column) ??
+    `${url.replace(/^.*?\/(node_modules|dist|lib|bench)\//, '$1/')}:${line + 1}`
+  );
 }
 
 function main(): void {
@@ -68,7 +109,7 @@ function main(): void {
       const frame = byId.get(id)?.callFrame;
       if (!frame || NOT_WORK.has(frame.functionName)) return;
       const delta = profile.timeDeltas[i] ?? 0;
-      const key = `${frame.functionName || '(anonymous)'} ${where(frame.url, frame.lineNumber)}`;
+      const key = `${frame.functionName || '(anonymous)'} ${where(frame)}`;
       self.set(key, (self.get(key) ?? 0) + delta);
       total += delta;
     });

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
-import { DIST } from './clients';
+import { builtModule, DIST } from './clients';
 import { ECHO_METHOD, XDS_SERVICE } from './rpc-protocol';
 import { telemetryOptions } from './telemetry-sdk';
 
@@ -27,7 +27,7 @@ export interface TelemetryAlone {
 
 const grpcEntry = () =>
   require(path.join(DIST, 'grpc', 'index.js')) as typeof import('../lib/grpc');
-const internal = <T>(file: string): T => require(path.join(DIST, 'grpc', 'telemetry', file)) as T;
+const internal = <T>(file: string): T => builtModule<T>(`grpc/telemetry/${file}`);
 
 /** The providers register() was last given here (one kind a process). */
 let providers: { meterProvider?: MeterProvider; tracerProvider?: TracerProvider } = {};
