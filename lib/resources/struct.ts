@@ -16,7 +16,8 @@ export function structToJson(struct: Struct): Readonly<Record<string, unknown>> 
 }
 
 function valueToJson(value: Value): unknown {
-  switch (value.kind) {
+  // A map entry sent without its value decodes to null: the Value with no kind, JSON null.
+  switch ((value as Value | null)?.kind) {
     case 'numberValue':
       return value.numberValue;
     case 'stringValue':

@@ -2,7 +2,15 @@
 // (gRFC A83): what is kept, and each NACK with its field path.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { clusterErrors, edsCluster, rawAny, validCluster } from './fixtures/cluster-fixtures';
+import { clusterResourceType } from '../../lib/resources/cluster';
+import {
+  SERVER,
+  clusterErrors,
+  edsCluster,
+  encodeCluster,
+  rawAny,
+  validCluster,
+} from './fixtures/cluster-fixtures';
 import { decodeListener, listener, routerFilter } from './fixtures/listener-fixtures';
 import {
   decodeRouteConfig,
@@ -105,6 +113,24 @@ describe('Cluster metadata (gRFC A83)', () => {
       ]),
     );
     assert.equal(validCluster(edsCluster()).metadata, undefined);
+  });
+
+  it('reads a Struct field sent without a value as JSON null', () => {
+    // Cluster.metadata (field 25): filter_metadata { "m": Struct { fields { key: "k" } } }, the
+    // field's Value left out, as a protobuf encoder writes a default message.
+    const struct = [0x0a, 0x03, 0x0a, 0x01, 0x6b];
+    const entry = [0x0a, 0x01, 0x6d, 0x12, struct.length, ...struct];
+    const metadata = [0x0a, entry.length, ...entry];
+    const bytes = Uint8Array.from([
+      ...encodeCluster(edsCluster()),
+      ...[0xca, 0x01, metadata.length, ...metadata],
+    ]);
+    const result = clusterResourceType.decode(bytes, { server: SERVER });
+    assert.ok('resource' in result, JSON.stringify(result));
+    assert.deepEqual(
+      result.resource.metadata,
+      new Map([['m', { type: 'struct', json: { k: null } }]]),
+    );
   });
 
   it('NACKs an Audience with an empty url', () => {
