@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { DIST, ROOT } from './clients';
 import { SEED } from './fixtures';
 import { BenchServer, ClientProcess } from './harness';
+import { channelHeapTargets } from './suites/memory-channels';
 import { rpcTargets } from './suites/rpc';
 import { Results, markdown, table } from './stats';
 import { config, n, type Config } from './suite';
@@ -178,6 +179,7 @@ function targets(results: Results, cfg: Config): string[] {
     );
   }
   lines.push(...rpcTargets(results, cfg.rpc));
+  lines.push(...channelHeapTargets(results, cfg.channelHeap));
   return lines;
 }
 
