@@ -19,13 +19,17 @@ export async function channelHeap(
   const warmup = maker.open(command.warmup);
   await maker.ready(warmup);
   warmup.close();
-  const anchor = maker.open(command.anchor);
+  const held: grpc.Client[] = [];
   const open: grpc.Client[] = [];
   try {
-    await maker.ready(anchor);
+    // One after another: every channel has its answer before the next one starts.
+    for (const spec of command.held) {
+      const client = maker.open(spec);
+      held.push(client);
+      await maker.ready(client);
+    }
     const baseline = await settledHeap();
     if (command.snapshots) v8.writeHeapSnapshot(`${command.snapshots}-baseline.heapsnapshot`);
-    // One after another: every channel has its answer before the next one starts.
     for (const spec of command.channels) {
       const client = maker.open(spec);
       open.push(client);
@@ -41,7 +45,6 @@ export async function channelHeap(
       openArrayBuffers: opened.arrayBuffers,
     };
   } finally {
-    for (const client of open) client.close();
-    anchor.close();
+    for (const client of [...held, ...open]) client.close();
   }
 }

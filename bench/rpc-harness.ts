@@ -30,10 +30,11 @@ const TIMEOUT_MS = 60_000;
 /** One RPC client process. Events are queued per kind until asked for. */
 export class RpcProcess extends ForkedClient<RpcCommand, RpcEvent> {
   /**
-   * `bootstrapEnv`: GRPC_XDS_BOOTSTRAP_CONFIG for the process (the peer's bootstrap). With
-   * `--cpu-prof DIR`, the process writes its profile into DIR/<impl>, as the other clients do.
+   * `bootstrapEnv`: GRPC_XDS_BOOTSTRAP_CONFIG for the process (the peer's bootstrap);
+   * `v8Flags`: more of node's options. With `--cpu-prof DIR`, the process writes its profile
+   * into DIR/<impl>, as the other clients do.
    */
-  static start(impl: Impl, bootstrapEnv?: string): RpcProcess {
+  static start(impl: Impl, bootstrapEnv?: string, v8Flags: readonly string[] = []): RpcProcess {
     const profile = ClientProcess.profileDir && path.join(ClientProcess.profileDir, impl);
     const env = { ...process.env };
     delete env['GRPC_XDS_BOOTSTRAP'];
@@ -45,6 +46,7 @@ export class RpcProcess extends ForkedClient<RpcCommand, RpcEvent> {
       execArgv: [
         // memory-channels forces GCs (bench/settled-heap.ts); nothing else calls gc().
         '--expose-gc',
+        ...v8Flags,
         ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
         '--import',
         'tsx',

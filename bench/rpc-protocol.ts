@@ -87,16 +87,17 @@ export interface TelemetryAloneCommand {
 
 /**
  * Heap per channel (memory-channels): `warmup` is opened, made ready by one wait-for-ready RPC
- * and closed (code loaded and compiled); `anchor` likewise, but kept open until the end (the
- * shared xDS client and its stream are then in the baseline); heap after forced GCs; every
- * channel of `channels` opened and made ready by one RPC, one after another; heap after forced
- * GCs; all closed. With `snapshots`, a heap snapshot at both points, `<snapshots>-baseline` and
- * `<snapshots>-open` (`.heapsnapshot`).
+ * and closed (code loaded); every channel of `held` likewise, one after another, but kept open
+ * until the end (the shared xDS client, its stream and the code the channels run, compiled and
+ * optimized, are then in the baseline); heap after forced GCs; every channel of `channels`
+ * opened and made ready the same way; heap after forced GCs; all closed. With `snapshots`, a
+ * heap snapshot at both points, `<snapshots>-baseline` and `<snapshots>-open`
+ * (`.heapsnapshot`).
  */
 export interface ChannelHeapCommand {
   readonly cmd: 'channel-heap';
   readonly warmup: ChannelSpec;
-  readonly anchor: ChannelSpec;
+  readonly held: readonly ChannelSpec[];
   readonly channels: readonly ChannelSpec[];
   readonly snapshots?: string;
 }
@@ -157,8 +158,8 @@ export type RpcEvent =
   /** CPU milliseconds of the telemetry alone: the SDK's calls, and our tracers on the SDK. */
   | { readonly ev: 'telemetry-alone'; readonly sdkCpuMs: number; readonly tracersCpuMs: number }
   /**
-   * Heap used after forced GCs with the anchor open (`baselineBytes`), and with the channels
-   * open too (`openBytes`); the same for array buffers (outside the heap).
+   * Heap used after forced GCs with the held channels open (`baselineBytes`), and with the
+   * channels open too (`openBytes`); the same for array buffers (outside the heap).
    */
   | {
       readonly ev: 'channel-heap';

@@ -89,6 +89,11 @@ export interface Context {
   /** Lines printed under the table (identity checks, derived figures). */
   readonly notes: string[];
   progress(line: string): void;
+  /**
+   * --heap-snapshot DIR: where memory-channels' client processes write their heap snapshots
+   * (bench/heap-diff.ts compares two).
+   */
+  readonly heapSnapshots?: string | undefined;
 }
 
 export interface Workload {
