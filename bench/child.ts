@@ -14,6 +14,7 @@ import {
   type Watcher,
 } from './clients';
 import type { Command, Event, SetupCommand, TreeCommand } from './protocol';
+import { settledHeap } from './settled-heap';
 
 const send = (event: Event): void => {
   process.send?.(event);
@@ -21,18 +22,6 @@ const send = (event: Event): void => {
 const probe = new Probe(send);
 let client: BenchClient | undefined;
 let baseline = { heapUsed: 0, arrayBuffers: 0 };
-
-/** Memory once garbage collection has settled. */
-async function settledHeap(): Promise<{ heapUsed: number; arrayBuffers: number }> {
-  const gc = globalThis.gc;
-  if (!gc) throw new Error('the client process needs --expose-gc');
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  const { heapUsed, arrayBuffers } = process.memoryUsage();
-  return { heapUsed, arrayBuffers };
-}
 
 async function setup(command: SetupCommand): Promise<void> {
   preload(command.impl, command.resource);

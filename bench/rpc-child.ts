@@ -1,6 +1,6 @@
 // An RPC client process: sends real unary RPCs to the bench's backends through one of three
 // stacks, as the bench tells it over IPC (bench/rpc-protocol.ts). Started by bench/rpc-harness.ts
-// with `node --import tsx bench/rpc-child.ts <impl>`:
+// with `node --expose-gc --import tsx bench/rpc-child.ts <impl>`:
 //   ours   the built package's plugin (dist/lib/grpc), bootstrap in its channel option;
 //   peer   @grpc/grpc-js-xds, bootstrap from GRPC_XDS_BOOTSTRAP_CONFIG (set by the bench);
 //   floor  plain grpc-js, `ipv4:` addresses with round_robin (or the bench's own resolver).
@@ -8,6 +8,7 @@
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
+import { channelHeap } from './channel-heap';
 import { DIST } from './clients';
 import { registerTelemetry, telemetryAlone } from './telemetry-cost';
 import {
@@ -107,7 +108,7 @@ function makeClient(spec: ChannelSpec): grpc.Client {
     case 'xds': {
       if (impl === 'floor') throw new Error('the floor has no xds: channel');
       const options = spec.bootstrap === undefined ? {} : { [bootstrapOption]: spec.bootstrap };
-      return new grpc.Client(`xds:///${XDS_SERVICE}`, insecure, options);
+      return new grpc.Client(`xds:///${spec.service ?? XDS_SERVICE}`, insecure, options);
     }
     case 'ipv4':
       return new grpc.Client(`ipv4:${spec.addresses.join(',')}`, insecure, {
@@ -298,6 +299,8 @@ async function handle(command: RpcCommand): Promise<void> {
       return first(command);
     case 'telemetry-alone':
       return send({ ev: 'telemetry-alone', ...(await telemetryAlone(command.kind, command.rpcs)) });
+    case 'channel-heap':
+      return send(await channelHeap(command, { open: makeClient, ready: call }));
     case 'push-start':
       return pushStart(command);
     case 'push-expect':

@@ -30,10 +30,11 @@ const TIMEOUT_MS = 60_000;
 /** One RPC client process. Events are queued per kind until asked for. */
 export class RpcProcess extends ForkedClient<RpcCommand, RpcEvent> {
   /**
-   * `bootstrapEnv`: GRPC_XDS_BOOTSTRAP_CONFIG for the process (the peer's bootstrap). With
-   * `--cpu-prof DIR`, the process writes its profile into DIR/<impl>, as the other clients do.
+   * `bootstrapEnv`: GRPC_XDS_BOOTSTRAP_CONFIG for the process (the peer's bootstrap);
+   * `v8Flags`: more of node's options. With `--cpu-prof DIR`, the process writes its profile
+   * into DIR/<impl>, as the other clients do.
    */
-  static start(impl: Impl, bootstrapEnv?: string): RpcProcess {
+  static start(impl: Impl, bootstrapEnv?: string, v8Flags: readonly string[] = []): RpcProcess {
     const profile = ClientProcess.profileDir && path.join(ClientProcess.profileDir, impl);
     const env = { ...process.env };
     delete env['GRPC_XDS_BOOTSTRAP'];
@@ -43,6 +44,9 @@ export class RpcProcess extends ForkedClient<RpcCommand, RpcEvent> {
       cwd: path.resolve(__dirname, '..'),
       env,
       execArgv: [
+        // memory-channels forces GCs (bench/settled-heap.ts); nothing else calls gc().
+        '--expose-gc',
+        ...v8Flags,
         ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
         '--import',
         'tsx',
@@ -91,19 +95,34 @@ export class Backends {
   addresses(set: number): Promise<readonly string[]> {
     let addresses = this.sets.get(set);
     if (!addresses) {
-      addresses = Promise.all([0, 1].map((i) => this.start(backendName(set, i))));
+      addresses = Promise.all([0, 1].map((i) => this.listen(this.serve(backendName(set, i)))));
       this.sets.set(set, addresses);
     }
     return addresses;
   }
 
-  private async start(name: string): Promise<string> {
+  /**
+   * `count` addresses of one new server (answering `s<set>-0`) listening on as many ports: many
+   * distinct backend addresses without as many servers.
+   */
+  ports(set: number, count: number): Promise<readonly string[]> {
+    const server = this.serve(backendName(set, 0));
+    return Promise.all(Array.from({ length: count }, () => this.listen(server)));
+  }
+
+  /** A server answering every RPC with `name`, not listening yet. */
+  private serve(name: string): grpc.Server {
     const server = new grpc.Server();
     const answer = Buffer.from(name);
     server.addService(ECHO_SERVICE, {
       Echo: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => callback(null, answer),
     });
     this.servers.push(server);
+    return server;
+  }
+
+  /** Opens a port of `server` on 127.0.0.1; its address. */
+  private async listen(server: grpc.Server): Promise<string> {
     const port = await new Promise<number>((resolve, reject) => {
       server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
         error ? reject(error) : resolve(bound),
@@ -165,6 +184,18 @@ function benchRoutes(feature: XdsFeature | undefined): JsonObject {
   return { ...base, virtual_hosts: [{ ...host, routes: [route] }] };
 }
 
+/**
+ * The bootstrap JSON text for a client of `server`, ours or the peer's (whose bootstrap
+ * validation insists on a locality).
+ */
+export function clientBootstrap(
+  server: ManagementServer,
+  options: { readonly serverFeatures?: readonly string[] } = {},
+): string {
+  const bootstrap = server.bootstrap({ nodeId: 'bench-rpc', ...options });
+  return JSON.stringify({ ...bootstrap, node: { ...bootstrap.node, locality: {} } });
+}
+
 /** A management server serving `xds:///bench-rpc`: one route, one EDS cluster, one locality. */
 export class XdsServer {
   private constructor(
@@ -181,13 +212,7 @@ export class XdsServer {
     server.setResources('cluster', [edsCluster(CLUSTER)]);
     // gRFC A81: the client rewrites the authority only for routes from a trusted server.
     const trusted = feature === 'rewrite' ? { serverFeatures: ['trusted_xds_server'] } : {};
-    const bootstrap = server.bootstrap({ nodeId: 'bench-rpc', ...trusted });
-    const xds = new XdsServer(
-      server,
-      // @grpc/grpc-js-xds's bootstrap validation insists on a locality.
-      JSON.stringify({ ...bootstrap, node: { ...bootstrap.node, locality: {} } }),
-      feature,
-    );
+    const xds = new XdsServer(server, clientBootstrap(server, trusted), feature);
     xds.moveTo(addresses);
     return xds;
   }

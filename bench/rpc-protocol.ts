@@ -24,11 +24,11 @@ export const absoluteNow = (): number => performance.timeOrigin + performance.no
 /** How a channel is made: the target, and where its bootstrap or addresses come from. */
 export type ChannelSpec =
   /**
-   * `xds:///bench-rpc`. `bootstrap` (JSON text) goes in the channel option: ours'
-   * BOOTSTRAP_OPTION, the peer's per-channel test option. Without it, the peer reads
-   * GRPC_XDS_BOOTSTRAP_CONFIG, set when its process was started.
+   * `xds:///<service>`, `xds:///bench-rpc` without one. `bootstrap` (JSON text) goes in the
+   * channel option: ours' BOOTSTRAP_OPTION, the peer's per-channel test option. Without it, the
+   * peer reads GRPC_XDS_BOOTSTRAP_CONFIG, set when its process was started.
    */
-  | { readonly kind: 'xds'; readonly bootstrap?: string }
+  | { readonly kind: 'xds'; readonly bootstrap?: string; readonly service?: string }
   /** The floor: `ipv4:` with round_robin, or the bench's own resolver when it is pushed to. */
   | { readonly kind: 'ipv4' | 'pushed'; readonly addresses: readonly string[] };
 
@@ -85,6 +85,23 @@ export interface TelemetryAloneCommand {
   readonly rpcs: number;
 }
 
+/**
+ * Heap per channel (memory-channels): `warmup` is opened, made ready by one wait-for-ready RPC
+ * and closed (code loaded); every channel of `held` likewise, one after another, but kept open
+ * until the end (the shared xDS client, its stream and the code the channels run, compiled and
+ * optimized, are then in the baseline); heap after forced GCs; every channel of `channels`
+ * opened and made ready the same way; heap after forced GCs; all closed. With `snapshots`, a
+ * heap snapshot at both points, `<snapshots>-baseline` and `<snapshots>-open`
+ * (`.heapsnapshot`).
+ */
+export interface ChannelHeapCommand {
+  readonly cmd: 'channel-heap';
+  readonly warmup: ChannelSpec;
+  readonly held: readonly ChannelSpec[];
+  readonly channels: readonly ChannelSpec[];
+  readonly snapshots?: string;
+}
+
 /** Opens a channel and keeps one RPC in flight, back to back, until `push-stop`. */
 export interface PushStartCommand {
   readonly cmd: 'push-start';
@@ -118,6 +135,7 @@ export type RpcCommand =
   | BatchCommand
   | FirstRpcCommand
   | TelemetryAloneCommand
+  | ChannelHeapCommand
   | PushStartCommand
   | PushExpectCommand
   | ResolveCommand
@@ -139,6 +157,17 @@ export type RpcEvent =
   | { readonly ev: 'first'; readonly coldMs: number; readonly warmMs: number }
   /** CPU milliseconds of the telemetry alone: the SDK's calls, and our tracers on the SDK. */
   | { readonly ev: 'telemetry-alone'; readonly sdkCpuMs: number; readonly tracersCpuMs: number }
+  /**
+   * Heap used after forced GCs with the held channels open (`baselineBytes`), and with the
+   * channels open too (`openBytes`); the same for array buffers (outside the heap).
+   */
+  | {
+      readonly ev: 'channel-heap';
+      readonly baselineBytes: number;
+      readonly openBytes: number;
+      readonly baselineArrayBuffers: number;
+      readonly openArrayBuffers: number;
+    }
   /** The first answer from the expected set, on the shared clock (`absoluteNow`). */
   | { readonly ev: 'moved'; readonly at: number }
   | { readonly ev: 'error'; readonly message: string };

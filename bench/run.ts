@@ -1,4 +1,5 @@
 // npm run bench [-- --quick] [--filter REGEX] [--markdown] [--list] [--cpu-prof DIR]
+//                [--heap-snapshot DIR]
 //
 // Runs every suite of bench/suites/ (one file each) through our client, @grpc/grpc-js-xds's and the
 // protobufjs floor against one loopback management server, and prints one table. See
@@ -11,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { DIST, ROOT } from './clients';
 import { SEED } from './fixtures';
 import { BenchServer, ClientProcess } from './harness';
+import { channelHeapTargets } from './suites/memory-channels';
 import { rpcTargets } from './suites/rpc';
 import { Results, markdown, table } from './stats';
 import { config, n, type Config } from './suite';
@@ -19,6 +21,7 @@ import { SUITES } from './suites';
 interface Options {
   readonly quick: boolean;
   readonly cpuProf: string | undefined;
+  readonly heapSnapshot: string | undefined;
   readonly filter: RegExp | undefined;
   readonly markdown: boolean;
   readonly list: boolean;
@@ -30,12 +33,16 @@ function parseArgs(argv: readonly string[]): Options {
   let md = false;
   let list = false;
   let cpuProf: string | undefined;
+  let heapSnapshot: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--quick') quick = true;
     else if (arg === '--cpu-prof') {
       cpuProf = argv[++i];
       if (cpuProf === undefined) throw new Error('--cpu-prof needs a directory');
+    } else if (arg === '--heap-snapshot') {
+      heapSnapshot = argv[++i];
+      if (heapSnapshot === undefined) throw new Error('--heap-snapshot needs a directory');
     } else if (arg === '--markdown') md = true;
     else if (arg === '--list') list = true;
     else if (arg === '--filter' || arg.startsWith('--filter=')) {
@@ -44,11 +51,12 @@ function parseArgs(argv: readonly string[]): Options {
       filter = new RegExp(source);
     } else {
       throw new Error(
-        `unknown option ${arg} (try --quick, --filter REGEX, --markdown, --list, --cpu-prof DIR)`,
+        `unknown option ${arg} (try --quick, --filter REGEX, --markdown, --list, --cpu-prof DIR, ` +
+          '--heap-snapshot DIR)',
       );
     }
   }
-  return { quick, cpuProf, filter, markdown: md, list };
+  return { quick, cpuProf, heapSnapshot, filter, markdown: md, list };
 }
 
 function newestMtime(dir: string): number {
@@ -178,6 +186,7 @@ function targets(results: Results, cfg: Config): string[] {
     );
   }
   lines.push(...rpcTargets(results, cfg.rpc));
+  lines.push(...channelHeapTargets(results, cfg.channelHeap));
   return lines;
 }
 
@@ -200,6 +209,8 @@ async function main(): Promise<void> {
     ClientProcess.profileDir = path.resolve(options.cpuProf);
     fs.mkdirSync(ClientProcess.profileDir, { recursive: true });
   }
+  const heapSnapshots = options.heapSnapshot && path.resolve(options.heapSnapshot);
+  if (heapSnapshots) fs.mkdirSync(heapSnapshots, { recursive: true });
   const cfg = config(options.quick);
   const started = performance.now();
   const bench = await BenchServer.start();
@@ -210,7 +221,7 @@ async function main(): Promise<void> {
   };
   try {
     for (const suite of suites)
-      await suite.run({ config: cfg, bench, results, notes, progress }, wanted);
+      await suite.run({ config: cfg, bench, results, notes, progress, heapSnapshots }, wanted);
   } finally {
     progress('');
     await bench.close();

@@ -3,7 +3,7 @@
 // floor beside it.
 import type { Impl } from './protocol';
 
-export type Unit = 'ms' | 'MB' | 'B';
+export type Unit = 'ms' | 'MB' | 'KiB' | 'B';
 
 /** One measured quantity of one workload, for one receiver. */
 export interface Metric {

@@ -1,6 +1,7 @@
 // What a bench suite is: the workloads it measures (ids for --filter and --list), the sizes of
 // a quick and a full run, and the context a suite runs in. The suites are in bench/suites/, one
 // file each; bench/run.ts runs the selected ones and prints one table.
+import { channelHeapConfig, type ChannelHeapConfig } from './suites/memory-channels';
 import { rpcConfig, type RpcConfig } from './suites/rpc';
 import type { BenchServer } from './harness';
 import type { Results } from './stats';
@@ -31,6 +32,8 @@ export interface Config {
   readonly scaleSessions: number;
   /** The RPC workloads' sizes (bench/suites/rpc.ts). */
   readonly rpc: RpcConfig;
+  /** memory-channels' sizes (bench/suites/memory-channels.ts). */
+  readonly channelHeap: ChannelHeapConfig;
 }
 
 export function config(quick: boolean): Config {
@@ -54,6 +57,7 @@ export function config(quick: boolean): Config {
         scaleAssignments: [1_000, 3_000, 10_000],
         scaleSessions: 1,
         rpc: rpcConfig(true),
+        channelHeap: channelHeapConfig(true),
       }
     : {
         sessions: 5,
@@ -74,6 +78,7 @@ export function config(quick: boolean): Config {
         scaleAssignments: [1_000, 3_000, 10_000],
         scaleSessions: 3,
         rpc: rpcConfig(false),
+        channelHeap: channelHeapConfig(false),
       };
 }
 
@@ -84,6 +89,11 @@ export interface Context {
   /** Lines printed under the table (identity checks, derived figures). */
   readonly notes: string[];
   progress(line: string): void;
+  /**
+   * --heap-snapshot DIR: where memory-channels' client processes write their heap snapshots
+   * (bench/heap-diff.ts compares two).
+   */
+  readonly heapSnapshots?: string | undefined;
 }
 
 export interface Workload {

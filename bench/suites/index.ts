@@ -4,6 +4,7 @@ import { deltaSuite } from './delta';
 import { edsSuite } from './eds';
 import { importSuite } from './import';
 import { memorySuite } from './memory';
+import { memoryChannelsSuite } from './memory-channels';
 import { metricsSuite } from './metrics';
 import { rpcSuite } from './rpc';
 import { scaleSuite } from './scale';
@@ -20,5 +21,6 @@ export const SUITES: readonly Suite[] = [
   treeSuite(),
   deltaSuite(),
   rpcSuite(),
+  memoryChannelsSuite(),
   scaleSuite(),
 ];
