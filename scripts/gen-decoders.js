@@ -58,6 +58,7 @@ function defaultOf(field) {
  * not inline.
  */
 function readStatements(field, store, depth, indent) {
+  if (isRawField(field)) return [`${indent}${store('r.bytes()')}`];
   const scalar = scalarOf(field);
   if (scalar) return [`${indent}${store(`r.${readerOf(field, scalar)}()`)}`];
   return [
@@ -66,6 +67,18 @@ function readStatements(field, store, depth, indent) {
     `${indent}r.leave(outer);`,
     `${indent}${store('value')}`,
   ];
+}
+
+/**
+ * Message fields read as their bytes (a view into the buffer decoded), for their reader to
+ * decode when it needs them (decision 0081): a Cluster's `metadata`, which validation only
+ * checks, and the ClusterUpdate reads into JSON when first asked for it. The encoders write such
+ * a field's bytes as they are, or encode a message given instead.
+ */
+const RAW_FIELDS = new Set(['.envoy.config.cluster.v3.Cluster.metadata']);
+
+function isRawField(field) {
+  return RAW_FIELDS.has(field.fullName);
 }
 
 /**
@@ -200,4 +213,4 @@ function renderDecoders(types, names) {
   return out.join('\n');
 }
 
-module.exports = { renderDecoders, WIRE_TYPES, tag, scalarOf };
+module.exports = { renderDecoders, WIRE_TYPES, tag, scalarOf, isRawField };

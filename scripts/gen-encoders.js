@@ -8,7 +8,7 @@
 'use strict';
 
 const protobuf = require('protobufjs');
-const { WIRE_TYPES, tag, scalarOf } = require('./gen-decoders');
+const { WIRE_TYPES, tag, scalarOf, isRawField } = require('./gen-decoders');
 
 function encoderName(type) {
   return `encode_${type.fullName.slice(1).replace(/\./g, '_')}`;
@@ -18,6 +18,18 @@ function encoderName(type) {
 function writeValue(field, v, tagNumber, indent) {
   const scalar = scalarOf(field);
   if (scalar) return [`${indent}w.uint32(${tagNumber});`, `${indent}w.${scalar}(${v});`];
+  if (isRawField(field)) {
+    // Decoded as its bytes (decision 0081): written back as they are; a message object encoded.
+    return [
+      `${indent}w.uint32(${tagNumber});`,
+      `${indent}if (${v} instanceof Uint8Array) w.bytes(${v});`,
+      `${indent}else {`,
+      `${indent}  const start = w.fork();`,
+      `${indent}  if (${v} != null) ${encoderName(field.resolvedType)}(${v}, w, d + 1);`,
+      `${indent}  w.ldelim(start);`,
+      `${indent}}`,
+    ];
+  }
   return [
     `${indent}w.uint32(${tagNumber});`,
     `${indent}{`,

@@ -13,7 +13,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const protobuf = require('protobufjs');
-const { renderDecoders } = require('./gen-decoders');
+const { renderDecoders, isRawField } = require('./gen-decoders');
 const { renderEncoders } = require('./gen-encoders');
 
 const ROOT_DIR = path.join(__dirname, '..');
@@ -91,7 +91,10 @@ const SCALARS = {
 };
 
 function fieldType(field, names) {
-  const base = SCALARS[field.type] || names.get(field.resolvedType);
+  // A message field read as its bytes (decision 0081) holds them, whatever its type.
+  const base = isRawField(field)
+    ? 'Uint8Array'
+    : SCALARS[field.type] || names.get(field.resolvedType);
   if (!base) throw new Error(`cannot map type ${field.type} of ${field.fullName}`);
   const isMessage = field.resolvedType instanceof protobuf.Type;
   if (field.map) return `{ readonly [key: string]: ${base} }`;
@@ -131,6 +134,12 @@ function render(root) {
     out.push(`/** ${full} */`);
     out.push(`export interface ${name} {`);
     for (const field of t.fieldsArray) {
+      if (isRawField(field)) {
+        const type = field.resolve().resolvedType.fullName.slice(1);
+        out.push(
+          `  /** The ${type} as its encoded bytes: decoded by its reader (decision 0081). */`,
+        );
+      }
       out.push(`  readonly ${field.name}: ${fieldType(field, names)};`);
     }
     for (const oneof of t.oneofsArray) {

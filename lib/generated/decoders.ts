@@ -191,10 +191,7 @@ function decode_envoy_config_cluster_v3_Cluster(r: WireReader, d: number): P.Clu
         break;
       }
       case 202: {
-        const outer = r.enter(d + 1);
-        const value = decode_envoy_config_core_v3_Metadata(r, d + 1);
-        r.leave(outer);
-        m.metadata = value;
+        m.metadata = r.bytes();
         break;
       }
       case 218: {

@@ -183,7 +183,8 @@ function encode_envoy_config_cluster_v3_Cluster(m: P.Cluster | Draft, w: WireWri
   v = o.metadata;
   if (v != null && hasOwn(o, 'metadata')) {
     w.uint32(202);
-    {
+    if (v instanceof Uint8Array) w.bytes(v);
+    else {
       const start = w.fork();
       if (v != null) encode_envoy_config_core_v3_Metadata(v, w, d + 1);
       w.ldelim(start);

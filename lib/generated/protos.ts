@@ -51,7 +51,8 @@ export interface Cluster {
   readonly ringHashLbConfig: Cluster_RingHashLbConfig | null;
   readonly leastRequestLbConfig: Cluster_LeastRequestLbConfig | null;
   readonly transportSocket: TransportSocket | null;
-  readonly metadata: Metadata | null;
+  /** The envoy.config.core.v3.Metadata as its encoded bytes: decoded by its reader (decision 0081). */
+  readonly metadata: Uint8Array | null;
   readonly commonLbConfig: Cluster_CommonLbConfig | null;
   readonly loadBalancingPolicy: LoadBalancingPolicy | null;
   readonly lrsServer: ConfigSource | null;

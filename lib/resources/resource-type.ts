@@ -53,6 +53,10 @@ export interface ResourceType<T> {
    * cached one missing from it has been deleted (Listener and Cluster).
    */
   readonly allResourcesRequiredInSotW: boolean;
+  /**
+   * The resource from its bytes. The client passes its own copy of them, the one it caches: the
+   * update may keep views into them (the Cluster's metadata does) without holding a response.
+   */
   decode(bytes: Uint8Array, context: DecodeContext): DecodeResult<T>;
   /**
    * Optional fast path: the resource's name read from its bytes without a full decode, or

@@ -118,7 +118,13 @@ function normalizeField(field: protobuf.Field, v: unknown): unknown {
 function normalizeOne(field: protobuf.Field, v: unknown): unknown {
   if (v === null || v === undefined) return v;
   if (field.resolvedType instanceof protobuf.Type) {
-    return normalize(field.resolvedType, v as Record<string, unknown>);
+    const type = field.resolvedType;
+    // A field the decoders leave as bytes (decision 0081): compared as the message it encodes.
+    const message =
+      v instanceof Uint8Array
+        ? messageCodec(type.fullName.slice(1) as keyof Messages).decode(v)
+        : (v as Record<string, unknown>);
+    return normalize(type, message as Record<string, unknown>);
   }
   if (field.long) return typeof v === 'number' ? v : (v as { toNumber(): number }).toNumber();
   if (field.bytes) return Buffer.from(v as Uint8Array).toString('hex');

@@ -114,8 +114,10 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     const version = delta ? (wire.resourceVersion ?? '') : response.versionInfo;
     let name = wire.name ?? (bytes && type.peekName?.(bytes));
     let decoded: DecodeResult<unknown> | undefined;
+    let owned: Uint8Array | undefined;
     if (name === undefined) {
-      decoded = safeDecode(type, bytes!, decodeContext);
+      owned = ownBytes(bytes!);
+      decoded = safeDecode(type, owned, decodeContext);
       name = decoded.name;
       if (name === undefined) {
         errors.push(`resource index ${index}: ${formatErrors(decoded)}`);
@@ -145,7 +147,10 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       applied.push(state);
       return;
     }
-    decoded ??= safeDecode(type, bytes, decodeContext);
+    // Decoded from the cache's own copy, not the response: what an update keeps a view of (a
+    // Cluster's metadata, decision 0081) is then in bytes the cache holds anyway.
+    owned ??= ownBytes(bytes);
+    decoded ??= safeDecode(type, owned, decodeContext);
     if (decoded.name !== undefined && decoded.name !== name) {
       // The peeked (or wrapper) name is not the resource's: malformed bytes, apply nothing.
       errors.push(
@@ -156,7 +161,6 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       return;
     }
     if ('resource' in decoded) {
-      const owned = ownBytes(bytes);
       state.setResource(decoded.resource, owned, version, now, wire.resourceVersion, queue);
       state.receivedFrom(server);
       state.setTtl(wire.ttlMs, ctx.onTtlExpired);

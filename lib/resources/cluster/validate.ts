@@ -12,7 +12,7 @@ import type {
 import { Cluster_DiscoveryType, HealthStatus, RoutingPriority } from '../../generated/protos';
 import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
-import { validateClusterMetadata } from '../gcp-authn/validate';
+import { clusterMetadata, lazyClusterMetadata } from '../gcp-authn/validate';
 import type { ValidationErrors } from '../../validation-errors';
 import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
@@ -63,12 +63,10 @@ export function validateCluster(
           upstreamTransport(socket, errors, context.certificateProviders),
         );
   const metadata =
-    cluster.metadata === null
-      ? undefined
-      : errors.field('metadata', () => validateClusterMetadata(cluster.metadata!, errors));
+    cluster.metadata === null ? undefined : clusterMetadata(cluster.metadata, errors);
   if (!errors.isEmpty || variant === undefined || lbPolicy === undefined) return undefined;
   const propagation = backendMetricPropagation(cluster.lrsReportEndpointMetrics);
-  return Object.freeze({
+  const update: ClusterUpdate = {
     name: cluster.name,
     ...variant,
     lrsServer,
@@ -77,10 +75,13 @@ export function validateCluster(
     outlierDetection: outlier,
     security: transport?.security,
     overrideHostStatus: overrideHostStatus(cluster),
-    ...(metadata ? { metadata } : {}),
+    ...(metadata && !(metadata instanceof Uint8Array) ? { metadata } : {}),
     ...(transport?.httpConnect ? { httpConnect: true } : {}),
     ...(propagation ? { backendMetricPropagation: propagation } : {}),
-  });
+  };
+  // Read into a Map when first asked for (decision 0081): an own enumerable property all the same.
+  if (metadata instanceof Uint8Array) lazyClusterMetadata(update, metadata);
+  return Object.freeze(update);
 }
 
 /** The default override_host_status (gRFC A55, as C-core reads it). */

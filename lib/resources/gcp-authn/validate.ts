@@ -1,11 +1,13 @@
 // GcpAuthnFilterConfig and a Cluster's `metadata` (gRFC A83) → their validated forms, or the
 // problems found at their field paths.
-import { typeNameOfUrl } from '../../codec';
+import { messageCodec, typeNameOfUrl } from '../../codec';
+import { errorReason } from '../../errors';
 import { int64ToNumber } from '../common';
-import type { Metadata } from '../../generated/protos';
-import type { ValidationErrors } from '../../validation-errors';
+import type { Any, Metadata, Struct } from '../../generated/protos';
+import { ValidationErrors } from '../../validation-errors';
+import { scanMetadata } from '../metadata-scan';
 import { decodeAnyValue, decodeMessage } from '../any';
-import { structToJson } from '../struct';
+import { EMPTY_CONFIG, structToJson } from '../struct';
 import type { ClusterMetadataValue, GcpAuthnConfig } from './update';
 
 export const GCP_AUTHN_FILTER_TYPE =
@@ -51,8 +53,9 @@ export function validateClusterMetadata(
   // for-in, not Object.entries: this runs for every cached Cluster with metadata.
   const typed = metadata.typedFilterMetadata;
   for (const key in typed) {
-    const any = typed[key]!;
-    if (typeNameOfUrl(any.type_url) !== AUDIENCE_TYPE) continue;
+    // An entry sent without its value decodes to null: an empty Any, not an Audience.
+    const any = typed[key] as Any | null;
+    if (any === null || typeNameOfUrl(any.type_url) !== AUDIENCE_TYPE) continue;
     errors.field(`typed_filter_metadata[${key}]`, () => {
       const audience = decodeAnyValue(AUDIENCE_TYPE, any, errors);
       if (!audience) return;
@@ -63,7 +66,67 @@ export function validateClusterMetadata(
   const structs = metadata.filterMetadata;
   for (const key in structs) {
     if (!parsed.has(key))
-      parsed.set(key, Object.freeze({ type: 'struct', json: structToJson(structs[key]!) }));
+      parsed.set(key, Object.freeze({ type: 'struct', json: structJsonOf(structs[key]) }));
   }
   return parsed.size === 0 ? undefined : parsed;
+}
+
+const metadataCodec = messageCodec('envoy.config.core.v3.Metadata');
+
+/** An entry sent without its value decodes to null: the empty Struct, `{}`. */
+function structJsonOf(struct: Struct | null | undefined): Readonly<Record<string, unknown>> {
+  return struct ? structToJson(struct) : EMPTY_CONFIG;
+}
+
+/**
+ * A Cluster's `metadata`, as the decoder leaves it: its bytes (decision 0081). They are checked
+ * now, as decoding them would (an error at `metadata`), and this says what the update gets:
+ * nothing when there is no `filter_metadata` entry nor Audience; the Map, made and validated now,
+ * when a typed entry is an Audience (A83: its url must be valid for the Cluster to be); else the
+ * bytes, for `lazyClusterMetadata` to read into the Map the first time the update's `metadata`
+ * is read. Most Clusters carry metadata (Istio puts its service in every one) that gRPC itself
+ * never reads.
+ */
+export function clusterMetadata(
+  bytes: Uint8Array,
+  errors: ValidationErrors,
+): ReadonlyMap<string, ClusterMetadataValue> | Uint8Array | undefined {
+  let scan;
+  try {
+    scan = scanMetadata(bytes, AUDIENCE_TYPE);
+  } catch (e) {
+    errors.addAt('metadata', `can't parse envoy.config.core.v3.Metadata: ${errorReason(e)}`);
+    return undefined;
+  }
+  if (scan.hasTypedEntryOf) {
+    return errors.field('metadata', () =>
+      validateClusterMetadata(metadataCodec.decode(bytes), errors),
+    );
+  }
+  return scan.structs === 0 ? undefined : bytes;
+}
+
+// The update's `metadata` is an accessor on the update itself, so that it stays a plain object
+// (compared, spread and printed as before). Every update shares one getter and keeps its bytes in
+// a hidden property: a getter per update would give each its own hidden class.
+const METADATA_BYTES = Symbol('xds-client.clusterMetadataBytes');
+const madeMetadata = new WeakMap<object, ReadonlyMap<string, ClusterMetadataValue>>();
+
+function readLazyMetadata(this: {
+  readonly [METADATA_BYTES]: Uint8Array;
+}): ReadonlyMap<string, ClusterMetadataValue> {
+  let made = madeMetadata.get(this);
+  if (made === undefined) {
+    // Scanned when the Cluster was validated: decoding and reading cannot fail.
+    const metadata = metadataCodec.decode(this[METADATA_BYTES]);
+    made = validateClusterMetadata(metadata, new ValidationErrors())!;
+    madeMetadata.set(this, made);
+  }
+  return made;
+}
+
+/** Gives a (not yet frozen) update a `metadata` read from `bytes` when first asked for. */
+export function lazyClusterMetadata(update: object, bytes: Uint8Array): void {
+  Object.defineProperty(update, METADATA_BYTES, { value: bytes });
+  Object.defineProperty(update, 'metadata', { get: readLazyMetadata, enumerable: true });
 }
