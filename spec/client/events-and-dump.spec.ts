@@ -98,6 +98,29 @@ describe('events and dump', () => {
     assert.equal(c!.error?.code, status.NOT_FOUND);
   });
 
+  it("caches a small response's resource in a buffer of its own size, a large one's in shared slabs", async () => {
+    // A pool slab holding one cached resource would stay alive whole (8 KiB for a few hundred
+    // bytes); a large response's resources fill the slabs themselves.
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A')]);
+    const one = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', one);
+    await one.next('changed');
+    const small = env.client.dump()[0]!.bytes!;
+    assert.equal(small.buffer.byteLength, small.byteLength);
+    const names = Array.from({ length: 40 }, (_, i) => `many-${i}`);
+    env.server.setResources('cluster', [edsCluster('A'), ...names.map((n) => edsCluster(n))]);
+    const many = names.map((name) => {
+      const watcher = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster(name, watcher);
+      return watcher;
+    });
+    for (const watcher of many) await watcher.next('changed');
+    const dumped = env.client.dump().filter((d) => d.name.startsWith('many-'));
+    const buffers = new Set(dumped.map((d) => d.bytes!.buffer));
+    assert.ok(buffers.size < dumped.length, `${buffers.size} buffers for ${dumped.length}`);
+  });
+
   it('a bad bootstrap fails at construction naming the field', () => {
     assert.throws(
       () =>

@@ -49,14 +49,21 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive.
- * Small resources go into Node's shared Buffer pool instead of an ArrayBuffer each
- * (bench/RESULTS.md: ~6 % of a cold 10,000-cluster delivery).
+ * A response with at least this many resources copies them into Node's shared Buffer pool: its
+ * own resources then fill each 8 KiB slab. A smaller one gives each its own buffer: a slab that
+ * holds one cached resource stays alive whole, with whatever else was allocated in it.
  */
-function ownBytes(bytes: Uint8Array): Uint8Array {
+const POOLED_COPIES_FROM = 16;
+
+/**
+ * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive:
+ * into the shared Buffer pool (`pooled`; small resources then cost no ArrayBuffer each,
+ * bench/RESULTS.md: ~6 % of a cold 10,000-cluster delivery), or into a buffer of their own size.
+ */
+function ownBytes(bytes: Uint8Array, pooled: boolean): Uint8Array {
   // allocUnsafe + set takes the same pool as Buffer.from(bytes), without its generic
   // array-like path (0.65× its time over 10,000 Clusters, decision 0075).
-  const copy = Buffer.allocUnsafe(bytes.length);
+  const copy = pooled ? Buffer.allocUnsafe(bytes.length) : Buffer.allocUnsafeSlow(bytes.length);
   copy.set(bytes);
   return copy;
 }
@@ -84,6 +91,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
   const notifications: Notification[] = [];
   const queue: Deliver = (notification) => notifications.push(notification);
   const applied: ResourceState<unknown>[] = [];
+  const pooled = response.resources.length >= POOLED_COPIES_FROM;
   let namelessErrors = 0;
   /** A TTL or a heartbeat: an unchanged re-send must still refresh it, so no fast path. */
   let timed = false;
@@ -116,7 +124,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     let decoded: DecodeResult<unknown> | undefined;
     let owned: Uint8Array | undefined;
     if (name === undefined) {
-      owned = ownBytes(bytes!);
+      owned = ownBytes(bytes!, pooled);
       decoded = safeDecode(type, owned, decodeContext);
       name = decoded.name;
       if (name === undefined) {
@@ -149,7 +157,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     }
     // Decoded from the cache's own copy, not the response: what an update keeps a view of (a
     // Cluster's metadata, decision 0081) is then in bytes the cache holds anyway.
-    owned ??= ownBytes(bytes);
+    owned ??= ownBytes(bytes, pooled);
     decoded ??= safeDecode(type, owned, decodeContext);
     if (decoded.name !== undefined && decoded.name !== name) {
       // The peeked (or wrapper) name is not the resource's: malformed bytes, apply nothing.
