@@ -3,21 +3,26 @@
 // hundreds (decision 0080): Node pays a fixed cost for every module it resolves, reads and
 // compiles, and that cost, not the code, was most of the package's import time.
 //
-//   dist/lib/core.bundle.js       every module the `xds-client` entry can reach
+//   dist/lib/core.bundle.js       the modules that importing `xds-client` runs
+//   dist/lib/core-lazy.bundle.js  the other modules `xds-client` can reach, loaded on first use
+//                                 (the validators of each resource type, the REST, file and
+//                                 delta transports): an import does not even parse them
 //   dist/lib/extensions.bundle.js every other module the `xds-client/grpc`, `xds-client/testing`
-//                                 entries and the CLI can reach; its modules take the core's
-//                                 from core.bundle.js, so a process has one copy of each module
-//                                 (one registry of open clients, one XdsError class)
+//                                 entries and the CLI can reach
 //   dist/lib/generated/*.js       the generated codecs and descriptor, left as files: they load
 //                                 on first use (lib/codec.ts), and a bundle would parse them at
 //                                 import
 //
-// Each public entry file (dist/lib/index.js, grpc/index.js, testing/index.js, cli/bin.js) is then
-// rewritten to one line that takes its module from a bundle. Modules inside a bundle run when
-// first required, as they did as files, so what is loaded lazily stays lazy. The other files tsc
-// wrote stay where they are, for the declarations beside them and for tools that read them.
+// A module is in exactly one bundle; a bundle takes the modules of the others from them (its
+// view of one is a line requiring the other bundle), so a process has one copy of each module:
+// one registry of open clients, one XdsError class. Each public entry file (dist/lib/index.js,
+// grpc/index.js, testing/index.js, cli/bin.js) is then rewritten to one line that takes its
+// module from a bundle. Modules inside a bundle run when first required, as they did as files.
+// The other files tsc wrote stay where they are, for the declarations beside them and for tools
+// that read them.
 'use strict';
 
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const esbuild = require('esbuild');
@@ -25,38 +30,64 @@ const esbuild = require('esbuild');
 const ROOT = path.join(__dirname, '..');
 const LIB = path.join(ROOT, 'dist', 'lib');
 const CORE = 'core.bundle.js';
+const CORE_LAZY = 'core-lazy.bundle.js';
 const EXTENSIONS = 'extensions.bundle.js';
 const CORE_ENTRIES = ['index.js'];
 const EXTENSION_ENTRIES = ['grpc/index.js', 'testing/index.js', 'cli/bin.js'];
+/**
+ * Dependencies bundled into the core bundle rather than required: eventemitter3's `exports` map
+ * made resolving it ~2 ms of the import (Node 20's exports resolution, run cold). It stays a
+ * dependency for its types, which the declarations name; its license goes in the bundle.
+ */
+const BUNDLED_PACKAGES = new Set(['eventemitter3']);
 /** Loaded on first use by lib/codec.ts; kept out of the bundles. */
 const SEPARATE = /^generated\/(decoders|encoders|client-encoders|descriptor)\.js$/;
 
 /** A module's key: its path under dist/lib, with '/' separators. */
 const keyOf = (file) => path.relative(LIB, file).split(path.sep).join('/');
 
-/** esbuild plugin: dependencies outside the package, and the separate files, stay requires. */
-function externals(keep) {
+/**
+ * esbuild plugin: dependencies outside the package, the separate files and the other bundles
+ * stay requires; a module of another bundle (`home(key)` names it) is that bundle's instance.
+ */
+function resolver(home, bundleFile) {
   return {
-    name: 'xds-client-externals',
+    name: 'xds-client-bundles',
     setup(build) {
       build.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind === 'entry-point') return undefined;
+        if (BUNDLED_PACKAGES.has(args.path)) return undefined; // esbuild resolves it
         if (!args.path.startsWith('.')) return { path: args.path, external: true };
+        // Another bundle (it may not be written yet): a require at run time.
+        if (args.path.endsWith('.bundle.js')) return { path: args.path, external: true };
         const file = require.resolve(path.resolve(args.resolveDir, args.path));
         const key = keyOf(file);
-        if (SEPARATE.test(key) || key === CORE) {
+        if (SEPARATE.test(key)) {
           return { path: `./${key.replace(/\.js$/, '')}`, external: true };
         }
-        return keep(key, file);
+        const owner = home(key);
+        if (owner === undefined || owner === bundleFile) return { path: file };
+        return { path: key, namespace: 'elsewhere', pluginData: owner };
       });
-      // A core module as the extensions bundle sees it: the core bundle's instance of it.
-      build.onLoad({ filter: /.*/, namespace: 'core' }, (args) => ({
-        contents: `module.exports = require('./${CORE}').modules[${JSON.stringify(args.path)}]();\n`,
+      build.onLoad({ filter: /.*/, namespace: 'elsewhere' }, (args) => ({
+        contents:
+          `module.exports = require(${JSON.stringify(`./${args.pluginData}`)})` +
+          `.modules[${JSON.stringify(args.path)}]();\n`,
         resolveDir: LIB,
         loader: 'js',
       }));
     },
   };
+}
+
+/** A legal comment with the license of each bundled package (MIT asks for it in copies). */
+function licenses() {
+  const texts = [...BUNDLED_PACKAGES].map((name) => {
+    const dir = path.dirname(require.resolve(`${name}/package.json`));
+    const license = fs.readFileSync(path.join(dir, 'LICENSE'), 'utf8').trim();
+    return `${name}:\n\n${license}`;
+  });
+  return `/*! Bundled here:\n\n${texts.join('\n\n')}\n*/`;
 }
 
 /** The source of a bundle's entry: a table of its modules, each run on first use. */
@@ -67,26 +98,29 @@ function moduleTable(keys) {
   return `'use strict';\nexports.modules = {\n${rows.join('\n')}\n};\n`;
 }
 
-async function bundle(outfile, keys, plugin) {
+async function bundle(bundleFile, keys, home, banner = '') {
   await esbuild.build({
-    stdin: { contents: moduleTable(keys), resolveDir: LIB, sourcefile: `(modules of ${outfile})` },
-    outfile: path.join(LIB, outfile),
+    stdin: {
+      contents: moduleTable(keys),
+      resolveDir: LIB,
+      sourcefile: `(modules of ${bundleFile})`,
+    },
+    outfile: path.join(LIB, bundleFile),
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
+    banner: { js: banner },
     // Comments and layout are for readers of lib/; the source map leads back there.
     minifyWhitespace: true,
     sourcemap: true,
-    plugins: [plugin],
+    plugins: [resolver(home, bundleFile)],
     logLevel: 'warning',
-    metafile: true,
   });
 }
 
 /** Every module under dist/lib that `entries` reach (esbuild's own resolution). */
-async function reachable(entries, exclude) {
-  const found = new Set();
+async function reachable(entries) {
   const result = await esbuild.build({
     entryPoints: entries.map((e) => path.join(LIB, e)),
     bundle: true,
@@ -96,14 +130,25 @@ async function reachable(entries, exclude) {
     outdir: path.join(LIB, '.reachable'),
     metafile: true,
     logLevel: 'warning',
-    plugins: [
-      externals((key, file) => (exclude.has(key) ? { path: key, external: true } : { path: file })),
-    ],
+    plugins: [resolver(() => undefined, '')],
   });
+  const found = new Set();
   for (const input of Object.keys(result.metafile.inputs)) {
-    found.add(keyOf(path.resolve(ROOT, input)));
+    const key = keyOf(path.resolve(ROOT, input));
+    if (key.endsWith('.js')) found.add(key);
   }
   return found;
+}
+
+/** The modules of dist/lib that importing `entry` runs (tsc's files, in a fresh process). */
+function runAtImport(entry) {
+  const script =
+    `require(${JSON.stringify(path.join(LIB, entry))});` +
+    `process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
+  const child = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' });
+  if (child.status !== 0) throw new Error(`importing ${entry} failed: ${child.stderr}`);
+  const loaded = JSON.parse(child.stdout).filter((file) => file.startsWith(LIB + path.sep));
+  return new Set(loaded.map(keyOf));
 }
 
 function entryShim(entry, bundleFile) {
@@ -123,27 +168,43 @@ async function main() {
       throw new Error(`dist/lib/${entry} is already bundled: run tsc (npm run build) first`);
     }
   }
-  const core = await reachable(CORE_ENTRIES, new Set());
-  const extensions = await reachable(EXTENSION_ENTRIES, core);
-  for (const key of core) extensions.delete(key);
-  const sorted = (set) => [...set].filter((k) => k.endsWith('.js')).sort();
+  const eager = new Set(CORE_ENTRIES.flatMap((entry) => [...runAtImport(entry)]));
+  const owner = new Map();
+  for (const key of await reachable(CORE_ENTRIES)) {
+    if (!SEPARATE.test(key)) owner.set(key, eager.has(key) ? CORE : CORE_LAZY);
+  }
+  for (const key of await reachable(EXTENSION_ENTRIES)) {
+    if (!SEPARATE.test(key) && !owner.has(key)) owner.set(key, EXTENSIONS);
+  }
+  const home = (key) => owner.get(key);
+  const keysOf = (bundleFile) =>
+    [...owner]
+      .filter(([, file]) => file === bundleFile)
+      .map(([key]) => key)
+      .sort();
 
-  await bundle(
-    CORE,
-    sorted(core),
-    externals((key, file) => ({ path: file })),
-  );
-  await bundle(
-    EXTENSIONS,
-    sorted(extensions),
-    externals((key, file) => (core.has(key) ? { path: key, namespace: 'core' } : { path: file })),
-  );
-  for (const [entry, bundleFile] of [
-    ...CORE_ENTRIES.map((e) => [e, CORE]),
-    ...EXTENSION_ENTRIES.map((e) => [e, EXTENSIONS]),
-  ]) {
+  await bundle(CORE, keysOf(CORE), home, licenses());
+  await bundle(CORE_LAZY, keysOf(CORE_LAZY), home);
+  await bundle(EXTENSIONS, keysOf(EXTENSIONS), home);
+  // The separate files' own requires of package modules (generated/decoders.js reads through
+  // wire-reader.js) take the bundles' instances too.
+  for (const key of fs.readdirSync(path.join(LIB, 'generated')).map((f) => `generated/${f}`)) {
+    if (!SEPARATE.test(key)) continue;
+    const file = path.join(LIB, key);
+    const text = fs
+      .readFileSync(file, 'utf8')
+      .replace(/require\("\.\.\/([^"]+)"\)/g, (call, target) => {
+        const bundleFile = owner.get(`${target}.js`);
+        if (bundleFile === undefined) return call;
+        return `require("../${bundleFile}").modules[${JSON.stringify(`${target}.js`)}]()`;
+      });
+    fs.writeFileSync(file, text);
+  }
+  for (const entry of [...CORE_ENTRIES, ...EXTENSION_ENTRIES]) {
     const file = path.join(LIB, entry);
-    fs.writeFileSync(file, entryShim(entry, bundleFile), { mode: fs.statSync(file).mode });
+    fs.writeFileSync(file, entryShim(entry, owner.get(entry)), {
+      mode: fs.statSync(file).mode,
+    });
     fs.rmSync(`${file}.map`, { force: true });
   }
 }

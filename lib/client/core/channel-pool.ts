@@ -4,15 +4,21 @@ import type { AdsStreamEvents } from '../ads/ads-stream';
 import { Backoff, type BackoffOptions } from '../transport/backoff';
 import { callCredentials } from '../credentials/call-credentials';
 import { channelCredentials } from '../credentials/channel-credentials';
-import { DeltaAdsStream } from '../ads/delta-stream';
 import { GrpcTransport } from '../transport/grpc-transport';
-import { RestTransport } from '../transport/rest-transport';
 import { buildNode } from '../transport/node';
 import { ServerChannel, type StreamKey } from './server-channel';
 import { SotwAdsStream } from '../ads/sotw-stream';
 import type { XdsTransport, XdsTransportFactory } from '../transport/transport';
-import { FileTransport } from '../transport/file-transport';
 import type { ChannelOptions } from '@grpc/grpc-js';
+
+// Loaded when a server entry asks for them: a client on the default transport (ADS over gRPC,
+// state of the world) does not pay for the others at import (decision 0080).
+const deltaStream = (): typeof import('../ads/delta-stream') =>
+  require('../ads/delta-stream') as typeof import('../ads/delta-stream');
+const restTransport = (): typeof import('../transport/rest-transport') =>
+  require('../transport/rest-transport') as typeof import('../transport/rest-transport');
+const fileTransport = (): typeof import('../transport/file-transport') =>
+  require('../transport/file-transport') as typeof import('../transport/file-transport');
 
 export interface ChannelPoolOptions {
   readonly backoff?: BackoffOptions | undefined;
@@ -94,7 +100,7 @@ export class ChannelPool {
     // The wire protocol is the server entry's api_type; everything above it is shared.
     const delta = server.apiType === 'AGGREGATED_DELTA_GRPC' || server.apiType === 'DELTA_GRPC';
     const perType = server.apiType === 'GRPC' || server.apiType === 'DELTA_GRPC';
-    const Stream = delta ? DeltaAdsStream : SotwAdsStream;
+    const Stream = delta ? deltaStream().DeltaAdsStream : SotwAdsStream;
     const node = buildNode(this.bootstrap.node);
     const channel: ServerChannel = new ServerChannel(server, key, transport, perType, (stream) => {
       const before = past?.get(stream);
@@ -118,8 +124,8 @@ export class ChannelPool {
 
   /** The transport of the server entry's api_type (docs/transports.md). */
   private newTransport(server: XdsServerConfig, key: string): XdsTransport {
-    if (server.apiType === 'FILESYSTEM') return new FileTransport(server);
-    if (server.apiType === 'REST') return new RestTransport(server);
+    if (server.apiType === 'FILESYSTEM') return new (fileTransport().FileTransport)(server);
+    if (server.apiType === 'REST') return new (restTransport().RestTransport)(server);
     const credentials = this.credentials.get(key);
     return new GrpcTransport(
       server,

@@ -4,8 +4,11 @@ import { logError } from '../../trace';
 import { callCredentials } from '../credentials/call-credentials';
 import { channelCredentials } from '../credentials/channel-credentials';
 import { Backoff } from './backoff';
-import { PerTypeCall } from './per-type-call';
 import type { AdsCall, AdsCallHandlers, XdsTransport } from './transport';
+
+/** Loaded for a server whose api_type is per type (GRPC, DELTA_GRPC): ADS needs none of it. */
+const perTypeCall = (): typeof import('./per-type-call') =>
+  require('./per-type-call') as typeof import('./per-type-call');
 
 const ADS_SERVICE = '/envoy.service.discovery.v3.AggregatedDiscoveryService';
 /** The ADS method of each aggregated api_type: SotW or incremental ADS. */
@@ -86,7 +89,7 @@ export class GrpcTransport implements XdsTransport {
   startAdsCall(handlers: AdsCallHandlers): AdsCall {
     if (this.method !== undefined) return this.startStream(this.method, handlers);
     const delta = this.server.apiType === 'DELTA_GRPC';
-    return new PerTypeCall(
+    return new (perTypeCall().PerTypeCall)(
       handlers,
       (method, streamHandlers) => this.startStream(method, streamHandlers),
       delta,

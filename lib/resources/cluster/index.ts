@@ -3,7 +3,11 @@ import { messageCodec } from '../../codec';
 import { decodeAndValidate, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { ClusterUpdate } from './update';
-import { validateCluster } from './validate';
+
+// The validator loads with the first resource to decode, not with the package (decision 0080).
+let validateClusterModule: typeof import('./validate') | undefined;
+const validator = (): typeof import('./validate').validateCluster =>
+  (validateClusterModule ??= require('./validate') as typeof import('./validate')).validateCluster;
 
 export type {
   AggregateClusterUpdate,
@@ -38,7 +42,7 @@ export const clusterResourceType: ResourceType<ClusterUpdate> = Object.freeze<
       codec.decode,
       (c) => c.name,
       (cluster, errors) => {
-        const update = validateCluster(cluster, errors, context);
+        const update = validator()(cluster, errors, context);
         // validateCluster returns undefined only after recording an error, and decodeAndValidate
         // drops the value whenever there is one.
         if (update === undefined && errors.isEmpty) errors.add('internal error: no update built');

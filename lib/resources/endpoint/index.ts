@@ -4,7 +4,12 @@ import { messageCodec } from '../../codec';
 import { decodeAndValidate, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { EndpointUpdate } from './update';
-import { validateEndpoints } from './validate';
+
+// The validator loads with the first resource to decode, not with the package (decision 0080).
+let validateEndpointsModule: typeof import('./validate') | undefined;
+const validator = (): typeof import('./validate').validateEndpoints =>
+  (validateEndpointsModule ??= require('./validate') as typeof import('./validate'))
+    .validateEndpoints;
 
 export type {
   DropOverload,
@@ -32,7 +37,7 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze<
       codec.decode,
       (assignment) => assignment.clusterName,
       (assignment, errors) => {
-        const update = validateEndpoints(assignment, errors);
+        const update = validator()(assignment, errors);
         // validateEndpoints returns undefined only after recording an error, and
         // decodeAndValidate drops the value whenever there is one.
         if (update === undefined && errors.isEmpty) errors.add('internal error: no update built');

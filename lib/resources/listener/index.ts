@@ -3,7 +3,12 @@ import { messageCodec } from '../../codec';
 import { decodeAndValidate, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { ListenerUpdate } from './update';
-import { validateListener } from './validate';
+
+// The validator loads with the first resource to decode, not with the package (decision 0080).
+let validateListenerModule: typeof import('./validate') | undefined;
+const validator = (): typeof import('./validate').validateListener =>
+  (validateListenerModule ??= require('./validate') as typeof import('./validate'))
+    .validateListener;
 
 export type {
   DownstreamTlsConfig,
@@ -28,7 +33,7 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = {
       codec.decode,
       (listener) => listener.name,
       (listener, errors) =>
-        validateListener(listener, errors, context?.certificateProviders, {
+        validator()(listener, errors, context?.certificateProviders, {
           trustedXdsServer: context?.server.trustedXdsServer,
         }),
     ),

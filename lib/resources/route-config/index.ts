@@ -3,7 +3,12 @@ import { messageCodec } from '../../codec';
 import { decodeAndValidate, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { RouteConfigUpdate } from './update';
-import { validateRouteConfiguration } from './validate';
+
+// The validator loads with the first resource to decode, not with the package (decision 0080).
+let validateRouteConfigurationModule: typeof import('./validate') | undefined;
+const validator = (): typeof import('./validate').validateRouteConfiguration =>
+  (validateRouteConfigurationModule ??= require('./validate') as typeof import('./validate'))
+    .validateRouteConfiguration;
 
 export type {
   ClusterAction,
@@ -30,7 +35,6 @@ export type {
 } from './update';
 export { findVirtualHost, isValidDomainPattern } from './virtual-host-matching';
 export { compileSafeRegex, type CompiledRegex } from '../safe-regex';
-export { validateRouteConfiguration, type RouteValidationOptions } from './validate';
 export { grpcCodeForHttpStatus, sanitizeGrpcCode } from './fault';
 
 const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');
@@ -47,7 +51,7 @@ export const routeConfigResourceType: ResourceType<RouteConfigUpdate> = {
       codec.decode,
       (config) => config.name,
       (config, errors) =>
-        validateRouteConfiguration(config, errors, {
+        validator()(config, errors, {
           trustedXdsServer: context?.server.trustedXdsServer,
         }),
     ),
