@@ -98,7 +98,7 @@ describe('events and dump', () => {
     assert.equal(c!.error?.code, status.NOT_FOUND);
   });
 
-  it("caches a small response's resource in a buffer of its own size, a large one's in shared slabs", async () => {
+  it("caches a response's few new resources in buffers of their own size, many in shared slabs", async () => {
     // A pool slab holding one cached resource would stay alive whole (8 KiB for a few hundred
     // bytes); a large response's resources fill the slabs themselves.
     env = await startEnv();
@@ -119,6 +119,18 @@ describe('events and dump', () => {
     const dumped = env.client.dump().filter((d) => d.name.startsWith('many-'));
     const buffers = new Set(dumped.map((d) => d.bytes!.buffer));
     assert.ok(buffers.size < dumped.length, `${buffers.size} buffers for ${dumped.length}`);
+    // One more cluster: the state-of-the-world response re-sends the 41 others, unchanged, and
+    // copies only the new one, into a buffer of its own.
+    env.server.setResources('cluster', [
+      edsCluster('A'),
+      ...names.map((n) => edsCluster(n)),
+      edsCluster('late'),
+    ]);
+    const late = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('late', late);
+    await late.next('changed');
+    const added = env.client.dump().find((d) => d.name === 'late')!.bytes!;
+    assert.equal(added.buffer.byteLength, added.byteLength);
   });
 
   it('a bad bootstrap fails at construction naming the field', () => {

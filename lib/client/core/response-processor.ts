@@ -49,11 +49,24 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * A response with at least this many resources copies them into Node's shared Buffer pool: its
- * own resources then fill each 8 KiB slab. A smaller one gives each its own buffer: a slab that
+ * A response expected to copy at least this many resources copies them into Node's shared
+ * Buffer pool: they then fill each 8 KiB slab themselves. Fewer get a buffer each: a slab that
  * holds one cached resource stays alive whole, with whatever else was allocated in it.
  */
 const POOLED_COPIES_FROM = 16;
+
+/**
+ * Whether a response's copies go to the pool: by the resources it is expected to copy. A delta
+ * response carries what changed; a state-of-the-world one re-sends what is cached too, so those
+ * are counted out (a service adding one cluster gets every other one again, unchanged).
+ */
+function copiesPooled(response: WireResponse, ctx: ResponseContext): boolean {
+  let expected = response.resources.length;
+  if (response.protocol !== 'delta' && expected >= POOLED_COPIES_FROM) {
+    for (const state of ctx.entries()) if (state.bytes !== undefined) expected--;
+  }
+  return expected >= POOLED_COPIES_FROM;
+}
 
 /**
  * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive:
@@ -91,7 +104,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
   const notifications: Notification[] = [];
   const queue: Deliver = (notification) => notifications.push(notification);
   const applied: ResourceState<unknown>[] = [];
-  const pooled = response.resources.length >= POOLED_COPIES_FROM;
+  const pooled = copiesPooled(response, ctx);
   let namelessErrors = 0;
   /** A TTL or a heartbeat: an unchanged re-send must still refresh it, so no fast path. */
   let timed = false;
