@@ -39,6 +39,7 @@ import { holdCountedCall, type CallCount } from '../common/call-slots';
 import { dropPick } from '../common/pick-results';
 import { reportBackend } from '../../telemetry/xds-call';
 import { withBackendMetrics } from './backend-metrics';
+import { ChildHandler } from '../common/child-handler';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -152,7 +153,7 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   private subchannelMetrics: SubchannelMetricsConfig | undefined;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.child = new experimental.ChildLoadBalancerHandler(
+    this.child = new ChildHandler(
       experimental.createChildChannelControlHelper(helper, {
         updateState: (state, picker, message) => {
           this.childState = { state, picker, message };

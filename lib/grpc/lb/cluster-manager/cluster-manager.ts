@@ -17,6 +17,7 @@ import { throughHttpProxy } from '../../http-connect';
 import { addTokenCredentials } from '../../gcp-authn/token-credentials';
 import { dropPick } from '../common/pick-results';
 import { attemptOf } from '../../telemetry/xds-call';
+import { ChildHandler } from '../common/child-handler';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -118,7 +119,7 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     child = {
       state: connectivityState.IDLE,
       picker: new experimental.QueuePicker(this),
-      balancer: new experimental.ChildLoadBalancerHandler(helper),
+      balancer: new ChildHandler(helper),
     };
     return child;
   }

@@ -5,6 +5,7 @@
 // with the child really destroyed, and it never holds the process open.
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
+import { ChildHandler } from './child-handler';
 
 type ChannelControlHelper = experimental.ChannelControlHelper;
 type Endpoint = experimental.Endpoint;
@@ -36,7 +37,7 @@ export class ChildBalancer {
     protected readonly events: ChildEvents<ChildBalancer>,
   ) {
     // The handler swaps the child's policy gracefully when its name changes in an update.
-    this.handler = new experimental.ChildLoadBalancerHandler(
+    this.handler = new ChildHandler(
       experimental.createChildChannelControlHelper(parent, {
         updateState: (state, picker, errorMessage) => {
           if (this.destroyed) return;

@@ -1,4 +1,5 @@
 import { experimental, type ChannelOptions } from '@grpc/grpc-js';
+import { ChildHandler } from './child-handler';
 
 /**
  * A policy with one child (cds, outlier detection's child): what it does not
@@ -8,7 +9,7 @@ export abstract class SingleChildLoadBalancer implements experimental.LoadBalanc
   protected readonly child: experimental.ChildLoadBalancerHandler;
 
   constructor(childHelper: experimental.ChannelControlHelper) {
-    this.child = new experimental.ChildLoadBalancerHandler(childHelper);
+    this.child = new ChildHandler(childHelper);
   }
 
   abstract updateAddressList(

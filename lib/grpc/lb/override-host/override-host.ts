@@ -10,6 +10,7 @@ import { PICK_OVERRIDE_HOST, POLICY } from '../../names';
 import { sessionCallOf, type SessionCall } from '../../stateful-session/session-call';
 import { AddressMap, OverrideHostSubchannel } from './address-map';
 import { OverrideHostConfig } from './config';
+import { ChildHandler } from '../common/child-handler';
 
 type Picker = experimental.Picker;
 type PickResult = experimental.PickResult;
@@ -24,7 +25,7 @@ export class OverrideHostLoadBalancer implements experimental.LoadBalancer {
   private reportScheduled = false;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.child = new experimental.ChildLoadBalancerHandler(
+    this.child = new ChildHandler(
       experimental.createChildChannelControlHelper(helper, {
         updateState: (state, picker, message) => {
           this.childState = { state, picker, message };
