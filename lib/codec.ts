@@ -18,7 +18,7 @@ let encoderTable: Readonly<Record<string, Encoder>> | undefined;
 
 /**
  * The messages a client sends have encoders of their own (generated/client-encoders.ts), a
- * tenth of the size of every resource's, which only the testing server and tools load.
+ * seventh of the whole: the rest, every resource's, only the testing server and tools load.
  */
 function generatedEncoder(fullName: string): Encoder {
   clientEncoderTable ??= (

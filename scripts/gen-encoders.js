@@ -149,12 +149,13 @@ function reachableFrom(types, roots) {
 }
 
 /**
- * The TypeScript of an encoders file for every message of `types`: lib/generated/encoders.ts
- * (every message, table `encoders`), or with `client`, client-encoders.ts (the messages a client
- * sends, table `clientEncoders`).
+ * The TypeScript of an encoders file: lib/generated/encoders.ts (every message, table
+ * `encoders`, the client's taken from client-encoders.ts), or with `client`, client-encoders.ts
+ * (the messages a client sends and what they contain, table `clientEncoders`).
  */
 function renderEncoders(allTypes, names, { client = false } = {}) {
-  const types = client ? reachableFrom(allTypes, CLIENT_ROOTS) : allTypes;
+  const clientTypes = new Set(reachableFrom(allTypes, CLIENT_ROOTS));
+  const types = client ? [...clientTypes] : allTypes;
   const table = client ? 'clientEncoders' : 'encoders';
   const messages = types.filter((t) => t instanceof protobuf.Type);
   const out = [];
@@ -163,6 +164,8 @@ function renderEncoders(allTypes, names, { client = false } = {}) {
   out.push("import type * as P from './protos';");
   out.push("import { RECURSION_LIMIT } from '../wire-reader';");
   out.push("import type { WireWriter } from '../wire-writer';");
+  // The full table takes the client's encoders from client-encoders.ts rather than repeat them.
+  if (!client) out.push("import { clientEncoders } from './client-encoders';");
   out.push('');
   out.push('// A message to encode: a plain object or a protobufjs message, read field by field.');
   out.push('type Draft = any;');
@@ -171,7 +174,11 @@ function renderEncoders(allTypes, names, { client = false } = {}) {
     'const hasOwn = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);',
   );
   out.push('');
-  for (const type of messages) out.push(...renderMessage(type, names));
+  for (const type of messages) {
+    if (client || !clientTypes.has(type)) out.push(...renderMessage(type, names));
+    else out.push(`const ${encoderName(type)} = clientEncoders['${type.fullName.slice(1)}']!;`);
+  }
+  if (!client) out.push('');
   out.push(
     client
       ? '/** The encoder of each message a client sends or contains, by its full protobuf name. */'

@@ -3,46 +3,14 @@
 import type * as P from './protos';
 import { RECURSION_LIMIT } from '../wire-reader';
 import type { WireWriter } from '../wire-writer';
+import { clientEncoders } from './client-encoders';
 
 // A message to encode: a plain object or a protobufjs message, read field by field.
 type Draft = any;
 
 const hasOwn = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
 
-function encode_envoy_admin_v3_UpdateFailureState(m: P.UpdateFailureState | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.failedConfiguration;
-  if (v != null && hasOwn(o, 'failedConfiguration')) {
-    w.uint32(10);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Any(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.lastUpdateAttempt;
-  if (v != null && hasOwn(o, 'lastUpdateAttempt')) {
-    w.uint32(18);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Timestamp(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.details;
-  if (v != null && hasOwn(o, 'details')) {
-    w.uint32(26);
-    w.string(v);
-  }
-  v = o.versionInfo;
-  if (v != null && hasOwn(o, 'versionInfo')) {
-    w.uint32(34);
-    w.string(v);
-  }
-}
-
+const encode_envoy_admin_v3_UpdateFailureState = clientEncoders['envoy.admin.v3.UpdateFailureState']!;
 function encode_envoy_config_cluster_v3_CircuitBreakers(m: P.CircuitBreakers | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -534,111 +502,9 @@ function encode_envoy_config_cluster_v3_OutlierDetection(m: P.OutlierDetection |
   }
 }
 
-function encode_envoy_config_core_v3_Locality(m: P.Locality | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.region;
-  if (v != null && hasOwn(o, 'region')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.zone;
-  if (v != null && hasOwn(o, 'zone')) {
-    w.uint32(18);
-    w.string(v);
-  }
-  v = o.subZone;
-  if (v != null && hasOwn(o, 'subZone')) {
-    w.uint32(26);
-    w.string(v);
-  }
-}
-
-function encode_envoy_config_core_v3_BuildVersion(m: P.BuildVersion | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.version;
-  if (v != null && hasOwn(o, 'version')) {
-    w.uint32(10);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_type_v3_SemanticVersion(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.metadata;
-  if (v != null && hasOwn(o, 'metadata')) {
-    w.uint32(18);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Struct(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-}
-
-function encode_envoy_config_core_v3_Node(m: P.Node | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.id;
-  if (v != null && hasOwn(o, 'id')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.cluster;
-  if (v != null && hasOwn(o, 'cluster')) {
-    w.uint32(18);
-    w.string(v);
-  }
-  v = o.metadata;
-  if (v != null && hasOwn(o, 'metadata')) {
-    w.uint32(26);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Struct(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.locality;
-  if (v != null && hasOwn(o, 'locality')) {
-    w.uint32(34);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_Locality(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.userAgentName;
-  if (v != null && hasOwn(o, 'userAgentName')) {
-    w.uint32(50);
-    w.string(v);
-  }
-  v = o.userAgentVersion;
-  if (v != null && ('userAgentVersionType' in o ? o.userAgentVersionType === 'userAgentVersion' : hasOwn(o, 'userAgentVersion'))) {
-    w.uint32(58);
-    w.string(v);
-  }
-  v = o.userAgentBuildVersion;
-  if (v != null && ('userAgentVersionType' in o ? o.userAgentVersionType === 'userAgentBuildVersion' : hasOwn(o, 'userAgentBuildVersion'))) {
-    w.uint32(66);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_BuildVersion(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.clientFeatures;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(82);
-      w.string(v[i]);
-    }
-  }
-}
-
+const encode_envoy_config_core_v3_Locality = clientEncoders['envoy.config.core.v3.Locality']!;
+const encode_envoy_config_core_v3_BuildVersion = clientEncoders['envoy.config.core.v3.BuildVersion']!;
+const encode_envoy_config_core_v3_Node = clientEncoders['envoy.config.core.v3.Node']!;
 function encode_envoy_config_core_v3_Metadata(m: P.Metadata | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -1423,189 +1289,11 @@ function encode_envoy_config_endpoint_v3_LocalityLbEndpoints(m: P.LocalityLbEndp
   }
 }
 
-function encode_envoy_config_endpoint_v3_UpstreamLocalityStats(m: P.UpstreamLocalityStats | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.locality;
-  if (v != null && hasOwn(o, 'locality')) {
-    w.uint32(10);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_Locality(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.totalSuccessfulRequests;
-  if (v != null && hasOwn(o, 'totalSuccessfulRequests')) {
-    w.uint32(16);
-    w.uint64(v);
-  }
-  v = o.totalRequestsInProgress;
-  if (v != null && hasOwn(o, 'totalRequestsInProgress')) {
-    w.uint32(24);
-    w.uint64(v);
-  }
-  v = o.totalErrorRequests;
-  if (v != null && hasOwn(o, 'totalErrorRequests')) {
-    w.uint32(32);
-    w.uint64(v);
-  }
-  v = o.loadMetricStats;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(42);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_config_endpoint_v3_EndpointLoadMetricStats(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-  v = o.priority;
-  if (v != null && hasOwn(o, 'priority')) {
-    w.uint32(48);
-    w.uint32(v);
-  }
-  v = o.totalIssuedRequests;
-  if (v != null && hasOwn(o, 'totalIssuedRequests')) {
-    w.uint32(64);
-    w.uint64(v);
-  }
-  v = o.cpuUtilization;
-  if (v != null && hasOwn(o, 'cpuUtilization')) {
-    w.uint32(98);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_endpoint_v3_UnnamedEndpointLoadMetricStats(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.memUtilization;
-  if (v != null && hasOwn(o, 'memUtilization')) {
-    w.uint32(106);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_endpoint_v3_UnnamedEndpointLoadMetricStats(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.applicationUtilization;
-  if (v != null && hasOwn(o, 'applicationUtilization')) {
-    w.uint32(114);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_endpoint_v3_UnnamedEndpointLoadMetricStats(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-}
-
-function encode_envoy_config_endpoint_v3_EndpointLoadMetricStats(m: P.EndpointLoadMetricStats | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.metricName;
-  if (v != null && hasOwn(o, 'metricName')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.numRequestsFinishedWithMetric;
-  if (v != null && hasOwn(o, 'numRequestsFinishedWithMetric')) {
-    w.uint32(16);
-    w.uint64(v);
-  }
-  v = o.totalMetricValue;
-  if (v != null && hasOwn(o, 'totalMetricValue')) {
-    w.uint32(25);
-    w.double(v);
-  }
-}
-
-function encode_envoy_config_endpoint_v3_UnnamedEndpointLoadMetricStats(m: P.UnnamedEndpointLoadMetricStats | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.numRequestsFinishedWithMetric;
-  if (v != null && hasOwn(o, 'numRequestsFinishedWithMetric')) {
-    w.uint32(8);
-    w.uint64(v);
-  }
-  v = o.totalMetricValue;
-  if (v != null && hasOwn(o, 'totalMetricValue')) {
-    w.uint32(17);
-    w.double(v);
-  }
-}
-
-function encode_envoy_config_endpoint_v3_ClusterStats(m: P.ClusterStats | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.clusterName;
-  if (v != null && hasOwn(o, 'clusterName')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.upstreamLocalityStats;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(18);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_config_endpoint_v3_UpstreamLocalityStats(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-  v = o.totalDroppedRequests;
-  if (v != null && hasOwn(o, 'totalDroppedRequests')) {
-    w.uint32(24);
-    w.uint64(v);
-  }
-  v = o.loadReportInterval;
-  if (v != null && hasOwn(o, 'loadReportInterval')) {
-    w.uint32(34);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Duration(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.droppedRequests;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(42);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_config_endpoint_v3_ClusterStats_DroppedRequests(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-  v = o.clusterServiceName;
-  if (v != null && hasOwn(o, 'clusterServiceName')) {
-    w.uint32(50);
-    w.string(v);
-  }
-}
-
-function encode_envoy_config_endpoint_v3_ClusterStats_DroppedRequests(m: P.ClusterStats_DroppedRequests | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.category;
-  if (v != null && hasOwn(o, 'category')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.droppedCount;
-  if (v != null && hasOwn(o, 'droppedCount')) {
-    w.uint32(16);
-    w.uint64(v);
-  }
-}
-
+const encode_envoy_config_endpoint_v3_UpstreamLocalityStats = clientEncoders['envoy.config.endpoint.v3.UpstreamLocalityStats']!;
+const encode_envoy_config_endpoint_v3_EndpointLoadMetricStats = clientEncoders['envoy.config.endpoint.v3.EndpointLoadMetricStats']!;
+const encode_envoy_config_endpoint_v3_UnnamedEndpointLoadMetricStats = clientEncoders['envoy.config.endpoint.v3.UnnamedEndpointLoadMetricStats']!;
+const encode_envoy_config_endpoint_v3_ClusterStats = clientEncoders['envoy.config.endpoint.v3.ClusterStats']!;
+const encode_envoy_config_endpoint_v3_ClusterStats_DroppedRequests = clientEncoders['envoy.config.endpoint.v3.ClusterStats.DroppedRequests']!;
 function encode_envoy_config_listener_v3_ApiListener(m: P.ApiListener | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -3000,27 +2688,7 @@ function encode_envoy_type_v3_FractionalPercent(m: P.FractionalPercent | Draft, 
   }
 }
 
-function encode_envoy_type_v3_SemanticVersion(m: P.SemanticVersion | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.majorNumber;
-  if (v != null && hasOwn(o, 'majorNumber')) {
-    w.uint32(8);
-    w.uint32(v);
-  }
-  v = o.minorNumber;
-  if (v != null && hasOwn(o, 'minorNumber')) {
-    w.uint32(16);
-    w.uint32(v);
-  }
-  v = o.patch;
-  if (v != null && hasOwn(o, 'patch')) {
-    w.uint32(24);
-    w.uint32(v);
-  }
-}
-
+const encode_envoy_type_v3_SemanticVersion = clientEncoders['envoy.type.v3.SemanticVersion']!;
 function encode_envoy_type_v3_Int64Range(m: P.Int64Range | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -3178,9 +2846,7 @@ function encode_envoy_type_matcher_v3_PathMatcher(m: P.PathMatcher | Draft, w: W
   }
 }
 
-function encode_envoy_type_matcher_v3_NodeMatcher(_m: P.NodeMatcher | Draft, _w: WireWriter, _d: number): void {
-}
-
+const encode_envoy_type_matcher_v3_NodeMatcher = clientEncoders['envoy.type.matcher.v3.NodeMatcher']!;
 function encode_envoy_type_http_v3_Cookie(m: P.Cookie | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -4199,86 +3865,8 @@ function encode_envoy_extensions_transport_sockets_tls_v3_CommonTlsContext_Combi
   }
 }
 
-function encode_envoy_service_discovery_v3_ResourceLocator(m: P.ResourceLocator | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.name;
-  if (v != null && hasOwn(o, 'name')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.dynamicParameters;
-  if (v != null && hasOwn(o, 'dynamicParameters')) {
-    for (const k of Object.keys(v)) {
-      w.uint32(18);
-      const entry = w.fork();
-      w.uint32(10);
-      w.string(k);
-      w.uint32(18);
-      w.string(v[k]);
-      w.ldelim(entry);
-    }
-  }
-}
-
-function encode_envoy_service_discovery_v3_DiscoveryRequest(m: P.DiscoveryRequest | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.versionInfo;
-  if (v != null && hasOwn(o, 'versionInfo')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.node;
-  if (v != null && hasOwn(o, 'node')) {
-    w.uint32(18);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_Node(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.resourceNames;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(26);
-      w.string(v[i]);
-    }
-  }
-  v = o.typeUrl;
-  if (v != null && hasOwn(o, 'typeUrl')) {
-    w.uint32(34);
-    w.string(v);
-  }
-  v = o.responseNonce;
-  if (v != null && hasOwn(o, 'responseNonce')) {
-    w.uint32(42);
-    w.string(v);
-  }
-  v = o.errorDetail;
-  if (v != null && hasOwn(o, 'errorDetail')) {
-    w.uint32(50);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_rpc_Status(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.resourceLocators;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(58);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_service_discovery_v3_ResourceLocator(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-}
-
+const encode_envoy_service_discovery_v3_ResourceLocator = clientEncoders['envoy.service.discovery.v3.ResourceLocator']!;
+const encode_envoy_service_discovery_v3_DiscoveryRequest = clientEncoders['envoy.service.discovery.v3.DiscoveryRequest']!;
 function encode_envoy_service_discovery_v3_DiscoveryResponse(m: P.DiscoveryResponse | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -4325,66 +3913,7 @@ function encode_envoy_service_discovery_v3_DiscoveryResponse(m: P.DiscoveryRespo
   }
 }
 
-function encode_envoy_service_discovery_v3_DeltaDiscoveryRequest(m: P.DeltaDiscoveryRequest | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.node;
-  if (v != null && hasOwn(o, 'node')) {
-    w.uint32(10);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_Node(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.typeUrl;
-  if (v != null && hasOwn(o, 'typeUrl')) {
-    w.uint32(18);
-    w.string(v);
-  }
-  v = o.resourceNamesSubscribe;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(26);
-      w.string(v[i]);
-    }
-  }
-  v = o.resourceNamesUnsubscribe;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(34);
-      w.string(v[i]);
-    }
-  }
-  v = o.initialResourceVersions;
-  if (v != null && hasOwn(o, 'initialResourceVersions')) {
-    for (const k of Object.keys(v)) {
-      w.uint32(42);
-      const entry = w.fork();
-      w.uint32(10);
-      w.string(k);
-      w.uint32(18);
-      w.string(v[k]);
-      w.ldelim(entry);
-    }
-  }
-  v = o.responseNonce;
-  if (v != null && hasOwn(o, 'responseNonce')) {
-    w.uint32(50);
-    w.string(v);
-  }
-  v = o.errorDetail;
-  if (v != null && hasOwn(o, 'errorDetail')) {
-    w.uint32(58);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_rpc_Status(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-}
-
+const encode_envoy_service_discovery_v3_DeltaDiscoveryRequest = clientEncoders['envoy.service.discovery.v3.DeltaDiscoveryRequest']!;
 function encode_envoy_service_discovery_v3_DeltaDiscoveryResponse(m: P.DeltaDiscoveryResponse | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -4503,32 +4032,7 @@ function encode_envoy_service_discovery_v3_Resource_CacheControl(m: P.Resource_C
   }
 }
 
-function encode_envoy_service_load_stats_v3_LoadStatsRequest(m: P.LoadStatsRequest | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.node;
-  if (v != null && hasOwn(o, 'node')) {
-    w.uint32(10);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_Node(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.clusterStats;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(18);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_config_endpoint_v3_ClusterStats(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-}
-
+const encode_envoy_service_load_stats_v3_LoadStatsRequest = clientEncoders['envoy.service.load_stats.v3.LoadStatsRequest']!;
 function encode_envoy_service_load_stats_v3_LoadStatsResponse(m: P.LoadStatsResponse | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -4561,148 +4065,10 @@ function encode_envoy_service_load_stats_v3_LoadStatsResponse(m: P.LoadStatsResp
   }
 }
 
-function encode_envoy_service_status_v3_ClientStatusRequest(m: P.ClientStatusRequest | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.nodeMatchers;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(10);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_type_matcher_v3_NodeMatcher(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-  v = o.node;
-  if (v != null && hasOwn(o, 'node')) {
-    w.uint32(18);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_Node(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.excludeResourceContents;
-  if (v != null && hasOwn(o, 'excludeResourceContents')) {
-    w.uint32(24);
-    w.bool(v);
-  }
-}
-
-function encode_envoy_service_status_v3_ClientConfig(m: P.ClientConfig | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.node;
-  if (v != null && hasOwn(o, 'node')) {
-    w.uint32(10);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_config_core_v3_Node(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.genericXdsConfigs;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(26);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_service_status_v3_ClientConfig_GenericXdsConfig(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-  v = o.clientScope;
-  if (v != null && hasOwn(o, 'clientScope')) {
-    w.uint32(34);
-    w.string(v);
-  }
-}
-
-function encode_envoy_service_status_v3_ClientConfig_GenericXdsConfig(m: P.ClientConfig_GenericXdsConfig | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.typeUrl;
-  if (v != null && hasOwn(o, 'typeUrl')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.name;
-  if (v != null && hasOwn(o, 'name')) {
-    w.uint32(18);
-    w.string(v);
-  }
-  v = o.versionInfo;
-  if (v != null && hasOwn(o, 'versionInfo')) {
-    w.uint32(26);
-    w.string(v);
-  }
-  v = o.xdsConfig;
-  if (v != null && hasOwn(o, 'xdsConfig')) {
-    w.uint32(34);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Any(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.lastUpdated;
-  if (v != null && hasOwn(o, 'lastUpdated')) {
-    w.uint32(42);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Timestamp(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.configStatus;
-  if (v != null && hasOwn(o, 'configStatus')) {
-    w.uint32(48);
-    w.int32(v);
-  }
-  v = o.clientStatus;
-  if (v != null && hasOwn(o, 'clientStatus')) {
-    w.uint32(56);
-    w.int32(v);
-  }
-  v = o.errorState;
-  if (v != null && hasOwn(o, 'errorState')) {
-    w.uint32(66);
-    {
-      const start = w.fork();
-      if (v != null) encode_envoy_admin_v3_UpdateFailureState(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.isStaticResource;
-  if (v != null && hasOwn(o, 'isStaticResource')) {
-    w.uint32(72);
-    w.bool(v);
-  }
-}
-
-function encode_envoy_service_status_v3_ClientStatusResponse(m: P.ClientStatusResponse | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.config;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(10);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_envoy_service_status_v3_ClientConfig(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-}
-
+const encode_envoy_service_status_v3_ClientStatusRequest = clientEncoders['envoy.service.status.v3.ClientStatusRequest']!;
+const encode_envoy_service_status_v3_ClientConfig = clientEncoders['envoy.service.status.v3.ClientConfig']!;
+const encode_envoy_service_status_v3_ClientConfig_GenericXdsConfig = clientEncoders['envoy.service.status.v3.ClientConfig.GenericXdsConfig']!;
+const encode_envoy_service_status_v3_ClientStatusResponse = clientEncoders['envoy.service.status.v3.ClientStatusResponse']!;
 function encode_xds_type_matcher_v3_Matcher(_m: P.Matcher | Draft, _w: WireWriter, _d: number): void {
 }
 
@@ -4759,121 +4125,11 @@ function encode_xds_data_orca_v3_OrcaLoadReport(m: P.OrcaLoadReport | Draft, w: 
   }
 }
 
-function encode_google_protobuf_Any(m: P.Any | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.type_url;
-  if (v != null && hasOwn(o, 'type_url')) {
-    w.uint32(10);
-    w.string(v);
-  }
-  v = o.value;
-  if (v != null && hasOwn(o, 'value')) {
-    w.uint32(18);
-    w.bytes(v);
-  }
-}
-
-function encode_google_protobuf_Timestamp(m: P.Timestamp | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.seconds;
-  if (v != null && hasOwn(o, 'seconds')) {
-    w.uint32(8);
-    w.int64(v);
-  }
-  v = o.nanos;
-  if (v != null && hasOwn(o, 'nanos')) {
-    w.uint32(16);
-    w.int32(v);
-  }
-}
-
-function encode_google_protobuf_Struct(m: P.Struct | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.fields;
-  if (v != null && hasOwn(o, 'fields')) {
-    for (const k of Object.keys(v)) {
-      w.uint32(10);
-      const entry = w.fork();
-      w.uint32(10);
-      w.string(k);
-      w.uint32(18);
-      {
-        const start = w.fork();
-        if (v[k] != null) encode_google_protobuf_Value(v[k], w, d + 1);
-        w.ldelim(start);
-      }
-      w.ldelim(entry);
-    }
-  }
-}
-
-function encode_google_protobuf_Value(m: P.Value | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.nullValue;
-  if (v != null && ('kind' in o ? o.kind === 'nullValue' : hasOwn(o, 'nullValue'))) {
-    w.uint32(8);
-    w.int32(v);
-  }
-  v = o.numberValue;
-  if (v != null && ('kind' in o ? o.kind === 'numberValue' : hasOwn(o, 'numberValue'))) {
-    w.uint32(17);
-    w.double(v);
-  }
-  v = o.stringValue;
-  if (v != null && ('kind' in o ? o.kind === 'stringValue' : hasOwn(o, 'stringValue'))) {
-    w.uint32(26);
-    w.string(v);
-  }
-  v = o.boolValue;
-  if (v != null && ('kind' in o ? o.kind === 'boolValue' : hasOwn(o, 'boolValue'))) {
-    w.uint32(32);
-    w.bool(v);
-  }
-  v = o.structValue;
-  if (v != null && ('kind' in o ? o.kind === 'structValue' : hasOwn(o, 'structValue'))) {
-    w.uint32(42);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_Struct(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-  v = o.listValue;
-  if (v != null && ('kind' in o ? o.kind === 'listValue' : hasOwn(o, 'listValue'))) {
-    w.uint32(50);
-    {
-      const start = w.fork();
-      if (v != null) encode_google_protobuf_ListValue(v, w, d + 1);
-      w.ldelim(start);
-    }
-  }
-}
-
-function encode_google_protobuf_ListValue(m: P.ListValue | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.values;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(10);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_google_protobuf_Value(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-}
-
+const encode_google_protobuf_Any = clientEncoders['google.protobuf.Any']!;
+const encode_google_protobuf_Timestamp = clientEncoders['google.protobuf.Timestamp']!;
+const encode_google_protobuf_Struct = clientEncoders['google.protobuf.Struct']!;
+const encode_google_protobuf_Value = clientEncoders['google.protobuf.Value']!;
+const encode_google_protobuf_ListValue = clientEncoders['google.protobuf.ListValue']!;
 function encode_google_protobuf_DoubleValue(m: P.DoubleValue | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -4973,22 +4229,7 @@ function encode_google_protobuf_BytesValue(m: P.BytesValue | Draft, w: WireWrite
   }
 }
 
-function encode_google_protobuf_Duration(m: P.Duration | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.seconds;
-  if (v != null && hasOwn(o, 'seconds')) {
-    w.uint32(8);
-    w.int64(v);
-  }
-  v = o.nanos;
-  if (v != null && hasOwn(o, 'nanos')) {
-    w.uint32(16);
-    w.int32(v);
-  }
-}
-
+const encode_google_protobuf_Duration = clientEncoders['google.protobuf.Duration']!;
 function encode_google_protobuf_Empty(_m: P.Empty | Draft, _w: WireWriter, _d: number): void {
 }
 
@@ -4998,33 +4239,7 @@ function encode_google_api_expr_v1alpha1_CheckedExpr(_m: P.CheckedExpr | Draft, 
 function encode_google_api_expr_v1alpha1_Expr(_m: P.Expr | Draft, _w: WireWriter, _d: number): void {
 }
 
-function encode_google_rpc_Status(m: P.Status | Draft, w: WireWriter, d: number): void {
-  if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
-  const o: Draft = m; // read field by field, whatever its class
-  let v: Draft;
-  v = o.code;
-  if (v != null && hasOwn(o, 'code')) {
-    w.uint32(8);
-    w.int32(v);
-  }
-  v = o.message;
-  if (v != null && hasOwn(o, 'message')) {
-    w.uint32(18);
-    w.string(v);
-  }
-  v = o.details;
-  if (v != null && v.length) {
-    for (let i = 0; i < v.length; i++) {
-      w.uint32(26);
-      {
-        const start = w.fork();
-        if (v[i] != null) encode_google_protobuf_Any(v[i], w, d + 1);
-        w.ldelim(start);
-      }
-    }
-  }
-}
-
+const encode_google_rpc_Status = clientEncoders['google.rpc.Status']!;
 function encode_udpa_type_v1_TypedStruct(m: P.udpa_type_v1_TypedStruct | Draft, w: WireWriter, d: number): void {
   if (d > RECURSION_LIMIT) throw new Error('max depth exceeded');
   const o: Draft = m; // read field by field, whatever its class
@@ -5044,6 +4259,7 @@ function encode_udpa_type_v1_TypedStruct(m: P.udpa_type_v1_TypedStruct | Draft, 
     }
   }
 }
+
 
 /** Every message's encoder, by its full protobuf name. */
 export const encoders: {
