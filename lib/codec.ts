@@ -57,6 +57,8 @@ export interface MessageCodec<T> {
   readonly fullName: string;
   /** Decodes bytes; throws on malformed input (callers turn that into an XdsError). */
   decode(bytes: Uint8Array): T;
+  /** Loads the generated decoder `decode` will use, without decoding anything. */
+  prepareDecode(): void;
   encode(message: T): Uint8Array;
   /** Builds a message from a plain object with protobufjs's camelCase field names. */
   fromObject(object: Record<string, unknown>): T;
@@ -80,6 +82,9 @@ function lazyCodec(fullName: string): MessageCodec<unknown> {
       return type();
     },
     decode: (bytes) => (decoder ??= generatedDecoder(fullName))(new WireReader(bytes), 0),
+    prepareDecode: () => {
+      decoder ??= generatedDecoder(fullName);
+    },
     encode: (message) => {
       const writer = new WireWriter();
       (encoder ??= generatedEncoder(fullName))(message, writer, 0);

@@ -65,4 +65,11 @@ export interface ResourceType<T> {
    * whose decoded name differs from the peeked one.
    */
   peekName?(bytes: Uint8Array): string | undefined;
+  /**
+   * Optional: loads what `decode` needs (its decoder and validator modules) ahead of the first
+   * resource. The client calls it once its first request for the type is on the wire, so that
+   * the loading overlaps the wait for the server's answer instead of delaying the first update.
+   * Must not throw; calling it again does nothing.
+   */
+  prepare?(): void;
 }

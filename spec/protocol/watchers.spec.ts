@@ -9,6 +9,7 @@
 // 6. A NACKed update of a cached resource is ambient (keep it); with fail_on_data_errors
 //    (gRFC A88) it is a resource error and the cache is dropped.
 // 7. Any ResourceType can be watched: a made-up one behaves like the built-in ones.
+// 8. A type's `prepare` runs once per client, when its first request has been sent.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import {
@@ -156,6 +157,38 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
       await settled(env.server);
       assert.equal(decodes, 2);
+    });
+
+    it('a type prepares its decoding once, when its first request is sent', async () => {
+      env = await startEnv();
+      let prepares = 0;
+      let decodesBeforePrepare = 0;
+      let decodes = 0;
+      const preparing: ResourceType<ClusterUpdate> = {
+        ...clusterResourceType,
+        prepare() {
+          prepares++;
+        },
+        decode(bytes, context) {
+          decodes++;
+          if (prepares === 0) decodesBeforePrepare++;
+          return clusterResourceType.decode(bytes, context);
+        },
+      };
+      env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+      const a = new RecordingWatcher<ClusterUpdate>();
+      env.client.watch(preparing, 'A', a);
+      await a.next('changed');
+      // More requests of the type (an ACK, a new name, another update's ACK): no new prepare.
+      const b = new RecordingWatcher<ClusterUpdate>();
+      env.client.watch(preparing, 'B', b);
+      await b.next('changed');
+      env.server.setResources('cluster', [edsCluster('A', { serviceName: 'new' })]);
+      await a.next('changed');
+      assert.equal(prepares, 1);
+      assert.ok(decodes >= 2);
+      // The answer needs a round trip to the server; the prepare is one turn of the event loop.
+      assert.equal(decodesBeforePrepare, 0);
     });
 
     it('a nacked update of a cached resource is ambient and the cache stays', async () => {

@@ -47,6 +47,9 @@ export interface ChannelHandlerContext {
  * is the one place their reports meet it (grpc-go's xdsChannelEventHandler).
  */
 export class ChannelEventHandler {
+  /** The types whose decoding has been prepared (ResourceType.prepare): once per client. */
+  private readonly prepared = new Set<string>();
+
   constructor(private readonly ctx: ChannelHandlerContext) {}
 
   /** The events of one stream of a channel (all of its types, or one on GRPC/DELTA_GRPC). */
@@ -206,6 +209,7 @@ export class ChannelEventHandler {
    * on the stream of the server its authority uses (a failed server being retried has none).
    */
   private onRequestWritten(channel: ServerChannel, request: SentRequest): void {
+    if (!this.prepared.has(request.typeUrl)) this.prepare(request.typeUrl);
     this.ctx.events.notify('request', () => ({ server: channel.config.serverUri, ...request }));
     startTimers(
       request.resourceNames,
@@ -213,6 +217,25 @@ export class ChannelEventHandler {
       this.timeoutOf(channel),
       (state) => this.onResourceTimeout(channel, state),
     );
+  }
+
+  /**
+   * The first request of a type is on the wire: until its answer comes, this process has
+   * nothing to do for it, so what decoding the answer needs (modules loaded on first use,
+   * decision 0080) loads now, in the next turn of the event loop, not when the answer arrives.
+   * A fresh process's first RPC waits for one answer of each of four types in a row.
+   */
+  private prepare(typeUrl: string): void {
+    this.prepared.add(typeUrl);
+    const type = this.ctx.types.get(typeUrl);
+    if (!type?.prepare) return;
+    setImmediate(() => {
+      try {
+        type.prepare!();
+      } catch {
+        // Decoding will load the same modules and report what fails, as a NACK.
+      }
+    });
   }
 
   private timeoutOf(channel: ServerChannel): number {

@@ -51,4 +51,8 @@ export const clusterResourceType: ResourceType<ClusterUpdate> = Object.freeze<
     );
   },
   peekName: peekNameField,
+  prepare: () => {
+    codec.prepareDecode();
+    validator();
+  },
 });

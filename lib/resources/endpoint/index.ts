@@ -46,4 +46,8 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze<
     );
   },
   peekName: peekNameField,
+  prepare: () => {
+    codec.prepareDecode();
+    validator();
+  },
 });

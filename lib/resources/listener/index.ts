@@ -38,4 +38,8 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = {
         }),
     ),
   peekName: peekNameField,
+  prepare: () => {
+    codec.prepareDecode();
+    validator();
+  },
 };

@@ -56,4 +56,8 @@ export const routeConfigResourceType: ResourceType<RouteConfigUpdate> = {
         }),
     ),
   peekName: peekNameField,
+  prepare: () => {
+    codec.prepareDecode();
+    validator();
+  },
 };
