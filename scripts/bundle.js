@@ -3,7 +3,8 @@
 // hundreds (decision 0080): Node pays a fixed cost for every module it resolves, reads and
 // compiles, and that cost, not the code, was most of the package's import time.
 //
-//   dist/lib/core.bundle.js       the modules that importing `xds-client` runs
+//   dist/lib/core.bundle.js       the modules that importing `xds-client` runs, and those of the
+//                                 core that importing `xds-client/grpc` runs
 //   dist/lib/core-lazy.bundle.js  the other modules `xds-client` can reach, loaded on first use
 //                                 (the validators of each resource type, the REST, file and
 //                                 delta transports): an import does not even parse them
@@ -33,7 +34,8 @@ const CORE = 'core.bundle.js';
 const CORE_LAZY = 'core-lazy.bundle.js';
 const EXTENSIONS = 'extensions.bundle.js';
 const CORE_ENTRIES = ['index.js'];
-const EXTENSION_ENTRIES = ['grpc/index.js', 'testing/index.js', 'cli/bin.js'];
+const GRPC_ENTRY = 'grpc/index.js';
+const EXTENSION_ENTRIES = [GRPC_ENTRY, 'testing/index.js', 'cli/bin.js'];
 /**
  * Dependencies bundled into the core bundle rather than required: eventemitter3's `exports` map
  * made resolving it ~2 ms of the import (Node 20's exports resolution, run cold). It stays a
@@ -168,7 +170,10 @@ async function main() {
       throw new Error(`dist/lib/${entry} is already bundled: run tsc (npm run build) first`);
     }
   }
-  const eager = new Set(CORE_ENTRIES.flatMap((entry) => [...runAtImport(entry)]));
+  // What importing `xds-client`, or `xds-client/grpc` (the grpc-js plugin, a service's usual
+  // import), runs: a module of the core that the plugin's import runs goes to the core bundle,
+  // or that import would load and parse all of core-lazy for it.
+  const eager = new Set([...CORE_ENTRIES, GRPC_ENTRY].flatMap((entry) => [...runAtImport(entry)]));
   const owner = new Map();
   for (const key of await reachable(CORE_ENTRIES)) {
     if (!SEPARATE.test(key)) owner.set(key, eager.has(key) ? CORE : CORE_LAZY);

@@ -104,13 +104,17 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
       const ours = () => Object.keys(require.cache).filter((k) => lib.test(k)).map((k) => k.split(lib)[1]).sort();
       require('xds-client');
       const main = ours();
-      require('xds-client/grpc'); require('xds-client/testing');
-      console.log(JSON.stringify([main, ours()]));
+      require('xds-client/grpc');
+      const grpc = ours();
+      require('xds-client/testing');
+      console.log(JSON.stringify([main, grpc, ours()]));
     `);
     assert.equal(result.status, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), [
       // What importing xds-client runs; the rest of it (core-lazy) loads on first use.
       ['core.bundle.js', 'index.js'],
+      // The grpc-js plugin's import does not load core-lazy either.
+      ['core.bundle.js', 'extensions.bundle.js', 'grpc/index.js', 'index.js'],
       [
         'core-lazy.bundle.js',
         'core.bundle.js',
