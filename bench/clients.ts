@@ -31,7 +31,7 @@ export function loadOurs(): OursModule {
  * without bundles (`--compare`), its file.
  */
 export function builtModule<T>(key: string, dist = DIST): T {
-  for (const bundle of ['core.bundle.js', 'extensions.bundle.js']) {
+  for (const bundle of ['core.bundle.js', 'extensions.bundle.js', 'tools.bundle.js']) {
     const file = path.join(dist, bundle);
     if (!fs.existsSync(file)) continue;
     const { modules } = require(file) as { modules: Record<string, (() => unknown) | undefined> };

@@ -8,8 +8,11 @@
 //   dist/lib/core-lazy.bundle.js  the other modules `xds-client` can reach, loaded on first use
 //                                 (the validators of each resource type, the REST, file and
 //                                 delta transports): an import does not even parse them
-//   dist/lib/extensions.bundle.js every other module the `xds-client/grpc`, `xds-client/testing`
-//                                 entries and the CLI can reach
+//   dist/lib/extensions.bundle.js every other module the `xds-client/grpc` entry (the grpc-js
+//                                 plugin) can reach
+//   dist/lib/tools.bundle.js      every other module the `xds-client/testing` entry and the CLI
+//                                 can reach: a service's import of the plugin does not parse
+//                                 the testing server and the CLI
 //   dist/lib/generated/*.js       the generated codecs and descriptor, left as files: they load
 //                                 on first use (lib/codec.ts), and a bundle would parse them at
 //                                 import
@@ -33,9 +36,11 @@ const LIB = path.join(ROOT, 'dist', 'lib');
 const CORE = 'core.bundle.js';
 const CORE_LAZY = 'core-lazy.bundle.js';
 const EXTENSIONS = 'extensions.bundle.js';
+const TOOLS = 'tools.bundle.js';
 const CORE_ENTRIES = ['index.js'];
 const GRPC_ENTRY = 'grpc/index.js';
-const EXTENSION_ENTRIES = [GRPC_ENTRY, 'testing/index.js', 'cli/bin.js'];
+const EXTENSION_ENTRIES = [GRPC_ENTRY];
+const TOOL_ENTRIES = ['testing/index.js', 'cli/bin.js'];
 /**
  * Dependencies bundled into the core bundle rather than required: eventemitter3's `exports` map
  * made resolving it ~2 ms of the import (Node 20's exports resolution, run cold). It stays a
@@ -165,7 +170,7 @@ function entryShim(entry, bundleFile) {
 }
 
 async function main() {
-  for (const entry of [...CORE_ENTRIES, ...EXTENSION_ENTRIES]) {
+  for (const entry of [...CORE_ENTRIES, ...EXTENSION_ENTRIES, ...TOOL_ENTRIES]) {
     if (fs.readFileSync(path.join(LIB, entry), 'utf8').includes('.bundle.js')) {
       throw new Error(`dist/lib/${entry} is already bundled: run tsc (npm run build) first`);
     }
@@ -178,8 +183,13 @@ async function main() {
   for (const key of await reachable(CORE_ENTRIES)) {
     if (!SEPARATE.test(key)) owner.set(key, eager.has(key) ? CORE : CORE_LAZY);
   }
-  for (const key of await reachable(EXTENSION_ENTRIES)) {
-    if (!SEPARATE.test(key) && !owner.has(key)) owner.set(key, EXTENSIONS);
+  for (const [entries, bundleFile] of [
+    [EXTENSION_ENTRIES, EXTENSIONS],
+    [TOOL_ENTRIES, TOOLS],
+  ]) {
+    for (const key of await reachable(entries)) {
+      if (!SEPARATE.test(key) && !owner.has(key)) owner.set(key, bundleFile);
+    }
   }
   const home = (key) => owner.get(key);
   const keysOf = (bundleFile) =>
@@ -191,6 +201,7 @@ async function main() {
   await bundle(CORE, keysOf(CORE), home, licenses());
   await bundle(CORE_LAZY, keysOf(CORE_LAZY), home);
   await bundle(EXTENSIONS, keysOf(EXTENSIONS), home);
+  await bundle(TOOLS, keysOf(TOOLS), home);
   // The separate files' own requires of package modules (generated/decoders.js reads through
   // wire-reader.js) take the bundles' instances too.
   for (const key of fs.readdirSync(path.join(LIB, 'generated')).map((f) => `generated/${f}`)) {
@@ -205,7 +216,7 @@ async function main() {
       });
     fs.writeFileSync(file, text);
   }
-  for (const entry of [...CORE_ENTRIES, ...EXTENSION_ENTRIES]) {
+  for (const entry of [...CORE_ENTRIES, ...EXTENSION_ENTRIES, ...TOOL_ENTRIES]) {
     const file = path.join(LIB, entry);
     fs.writeFileSync(file, entryShim(entry, owner.get(entry)), {
       mode: fs.statSync(file).mode,

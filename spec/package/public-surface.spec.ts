@@ -113,7 +113,7 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     assert.deepEqual(JSON.parse(result.stdout), [
       // What importing xds-client runs; the rest of it (core-lazy) loads on first use.
       ['core.bundle.js', 'index.js'],
-      // The grpc-js plugin's import does not load core-lazy either.
+      // The grpc-js plugin's import loads neither core-lazy nor the testing server and CLI.
       ['core.bundle.js', 'extensions.bundle.js', 'grpc/index.js', 'index.js'],
       [
         'core-lazy.bundle.js',
@@ -122,6 +122,7 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
         'grpc/index.js',
         'index.js',
         'testing/index.js',
+        'tools.bundle.js',
       ],
     ]);
   });
