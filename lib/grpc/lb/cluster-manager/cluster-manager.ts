@@ -18,6 +18,7 @@ import { addTokenCredentials } from '../../gcp-authn/token-credentials';
 import { dropPick } from '../common/pick-results';
 import { attemptOf } from '../../telemetry/xds-call';
 import { ChildHandler } from '../common/child-handler';
+import { ForwardingHelper } from '../common/forwarding-helper';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -56,10 +57,38 @@ export class ClusterManagerConfig implements TypedConfig {
   }
 }
 
-interface Child {
+/**
+ * One cluster's child: its balancer, what it last reported, and the helper its policy talks to
+ * (the child itself).
+ */
+class Child extends ForwardingHelper {
   readonly balancer: experimental.ChildLoadBalancerHandler;
-  state: connectivityState;
+  state = connectivityState.IDLE;
   picker: experimental.Picker;
+
+  constructor(
+    parent: experimental.ChannelControlHelper,
+    private readonly policy: ClusterManagerLoadBalancer,
+    readonly name: string,
+  ) {
+    super(parent);
+    this.picker = new experimental.QueuePicker(policy);
+    this.balancer = new ChildHandler(this);
+  }
+
+  override updateState(state: connectivityState, picker: experimental.Picker): void {
+    this.policy.onChildState(this, state, picker);
+  }
+
+  // At the root, above grpc-js's outlier_detection (which knows endpoints by address): A81's
+  // mark for endpoints with a hostname, and A86's proxy in place of the endpoint's address.
+  override createSubchannel(
+    address: experimental.SubchannelAddress,
+    args: ChannelOptions,
+  ): experimental.SubchannelInterface {
+    const target = throughHttpProxy(address, args);
+    return withHostnameOf(this.parent.createSubchannel(target.address, target.args), address);
+  }
 }
 
 export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
@@ -90,7 +119,7 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     for (const [name, childConfig] of config.children) {
       let child = this.children.get(name);
       if (!child) {
-        child = this.createChild(name);
+        child = new Child(this.helper, this, name);
         this.children.set(name, child);
       }
       child.balancer.updateAddressList(endpoints, childConfig, childOptions, resolutionNote);
@@ -100,28 +129,12 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     return true;
   }
 
-  private createChild(name: string): Child {
-    let child: Child | undefined = undefined;
-    const helper = experimental.createChildChannelControlHelper(this.helper, {
-      updateState: (state, picker) => {
-        if (!child || this.children.get(name) !== child) return;
-        child.state = state;
-        child.picker = picker;
-        if (!this.updating) this.report();
-      },
-      // At the root, above grpc-js's outlier_detection (which knows endpoints by address): A81's
-      // mark for endpoints with a hostname, and A86's proxy in place of the endpoint's address.
-      createSubchannel: (address, args) => {
-        const target = throughHttpProxy(address, args);
-        return withHostnameOf(this.helper.createSubchannel(target.address, target.args), address);
-      },
-    });
-    child = {
-      state: connectivityState.IDLE,
-      picker: new experimental.QueuePicker(this),
-      balancer: new ChildHandler(helper),
-    };
-    return child;
+  /** A child's report (its Child is its policy's helper). */
+  onChildState(child: Child, state: connectivityState, picker: experimental.Picker): void {
+    if (this.children.get(child.name) !== child) return;
+    child.state = state;
+    child.picker = picker;
+    if (!this.updating) this.report();
   }
 
   private report(): void {
