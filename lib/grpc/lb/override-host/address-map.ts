@@ -10,6 +10,7 @@ import { connectivityState, experimental } from '@grpc/grpc-js';
 import type { OverrideHostStatus } from '../../../resources/cluster';
 import type { EndpointHealthStatus } from '../../../resources/endpoint';
 import { healthStatusOf } from './config';
+import { SubchannelWrapper } from '../common/subchannel-wrapper';
 
 type Endpoint = experimental.Endpoint;
 type SubchannelInterface = experimental.SubchannelInterface;
@@ -24,7 +25,7 @@ export interface AddressEntry {
 }
 
 /** A subchannel of the child policy, watched by the map. */
-export class OverrideHostSubchannel extends experimental.BaseSubchannelWrapper {
+export class OverrideHostSubchannel extends SubchannelWrapper {
   /** The child policy's refs. */
   private childRefs = 0;
   state: connectivityState;
