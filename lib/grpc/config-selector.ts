@@ -33,7 +33,8 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
    * reads them.
    */
   private readonly pickInfo = new Map<string, PickInfo>();
-  private readonly rewritingPickInfo = new Map<string, PickInfo>();
+  /** Made at the first RPC whose route rewrites the authority. */
+  private rewritingPickInfo: Map<string, PickInfo> | undefined;
 
   constructor(
     private readonly table: RouteTable,
@@ -122,7 +123,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     rewrite: boolean,
     tokens: TokenCredentials | undefined,
   ): PickInfo {
-    const infos = rewrite ? this.rewritingPickInfo : this.pickInfo;
+    const infos = rewrite ? (this.rewritingPickInfo ??= new Map()) : this.pickInfo;
     let info = infos.get(cluster);
     // The cluster's credentials change only when the filter's cache dropped them.
     if (!info || TokenCredentials.in(info) !== tokens) {

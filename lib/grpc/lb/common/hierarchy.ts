@@ -25,11 +25,15 @@ export function groupByFirstPathElement(
 ): Map<string, PathedEndpoint[]> {
   const groups = new Map<string, PathedEndpoint[]>();
   for (const endpoint of endpoints as readonly PathedEndpoint[]) {
-    const [first, ...rest] = endpoint.xdsClientPath ?? [];
+    const path = endpoint.xdsClientPath;
+    const first = path?.[0];
     if (first === undefined) continue;
     let group = groups.get(first);
     if (!group) groups.set(first, (group = []));
-    group.push({ ...endpoint, xdsClientPath: rest });
+    group.push({ ...endpoint, xdsClientPath: path!.slice(1) });
   }
+  // The children keep their groups: copies of their own length (an array grown by push keeps
+  // room for 17 elements; slice's are as long as they hold).
+  for (const [name, group] of groups) groups.set(name, group.slice());
   return groups;
 }

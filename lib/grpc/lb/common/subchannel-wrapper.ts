@@ -68,14 +68,17 @@ export abstract class SubchannelWrapper implements SubchannelInterface {
   }
 
   addHealthStateWatcher(listener: HealthListener): void {
-    if (!this.healthListeners) {
-      this.healthListeners = [];
-      // A change of the child's health is one of this wrapper's while this wrapper is healthy.
-      this.child.addHealthStateWatcher(() => {
-        if (this.healthy) this.updateHealthListeners();
-      });
+    const listeners = this.healthListeners;
+    if (listeners) {
+      if (!listeners.includes(listener)) listeners.push(listener);
+      return;
     }
-    if (!this.healthListeners.includes(listener)) this.healthListeners.push(listener);
+    // A literal: an array grown from empty by push keeps room for 17 listeners.
+    this.healthListeners = [listener];
+    // A change of the child's health is one of this wrapper's while this wrapper is healthy.
+    this.child.addHealthStateWatcher(() => {
+      if (this.healthy) this.updateHealthListeners();
+    });
   }
 
   removeHealthStateWatcher(listener: HealthListener): void {
@@ -86,8 +89,9 @@ export abstract class SubchannelWrapper implements SubchannelInterface {
 
   addDataWatcher(dataWatcher: DataWatcher): void {
     dataWatcher.setSubchannel(this.getRealSubchannel());
-    const watchers = (this.dataWatchers ??= []);
-    if (!watchers.includes(dataWatcher)) watchers.push(dataWatcher);
+    const watchers = this.dataWatchers;
+    if (!watchers) this.dataWatchers = [dataWatcher];
+    else if (!watchers.includes(dataWatcher)) watchers.push(dataWatcher);
   }
 
   /** This wrapper's own health: it counts only while the child is healthy. */

@@ -71,7 +71,12 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
       if (seen.has(child.name)) throw new Error(`child "${child.name}" listed twice`);
       seen.add(child.name);
     }
-    this.children = Object.freeze(children.map((child) => Object.freeze({ ...child })));
+    // Copies, not frozen: V8 gives each frozen copy a hidden class of its own.
+    this.children = children.map(({ name, config, ignoreReresolutionRequests }) => ({
+      name,
+      config,
+      ignoreReresolutionRequests,
+    }));
   }
 
   getLoadBalancerName(): string {
@@ -126,7 +131,8 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
   private readonly children = new Map<string, PriorityChild>();
   private readonly events: ChildEvents<PriorityChild>;
   private config: PriorityConfig | null = null;
-  private endpoints: StatusOr<Endpoint[]> = experimental.statusOrFromValue([]);
+  /** The resolver's error, when the last update had one instead of endpoints. */
+  private endpointsError: StatusOr<Endpoint[]> | null = null;
   private groups = new Map<string, Endpoint[]>();
   private options: ChannelOptions = {};
   private resolutionNote = '';
@@ -171,7 +177,7 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
   ): boolean {
     if (!(lbConfig instanceof PriorityConfig) || this.destroyed) return false;
     this.config = lbConfig;
-    this.endpoints = endpoints;
+    this.endpointsError = endpoints.ok ? null : endpoints;
     this.groups = endpoints.ok ? groupByFirstPathElement(endpoints.value) : new Map();
     this.options = options;
     this.resolutionNote = resolutionNote;
@@ -229,9 +235,8 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
 
   private updateChild(child: PriorityChild, entry: PriorityChildConfig): void {
     child.ignoreReresolutionRequests = entry.ignoreReresolutionRequests;
-    const endpoints = this.endpoints.ok
-      ? experimental.statusOrFromValue(this.groups.get(entry.name) ?? [])
-      : this.endpoints;
+    const endpoints =
+      this.endpointsError ?? experimental.statusOrFromValue(this.groups.get(entry.name) ?? []);
     child.update(endpoints, entry.config, this.options, this.resolutionNote);
   }
 
