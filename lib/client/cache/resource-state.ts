@@ -58,7 +58,11 @@ interface WatcherEntry<T> {
  * rules live in one place.
  */
 export class ResourceState<T> implements TimedEntry {
-  private readonly watchers = new Set<WatcherEntry<T>>();
+  /**
+   * One watcher as itself, more in a Set (in the order they came): most resources have one
+   * watcher, and a Set is ~150 bytes even with one entry (bench/RESULTS.md, heap per channel).
+   */
+  private watchers: WatcherEntry<T> | Set<WatcherEntry<T>> | undefined;
   private _resource: T | undefined;
   private _bytes: Uint8Array | undefined;
   private _version: string | undefined;
@@ -138,7 +142,8 @@ export class ResourceState<T> implements TimedEntry {
     return this._deletionIgnored;
   }
   get watcherCount(): number {
-    return this.watchers.size;
+    const watchers = this.watchers;
+    return watchers instanceof Set ? watchers.size : watchers ? 1 : 0;
   }
 
   // ---- transitions ----
@@ -275,8 +280,8 @@ export class ResourceState<T> implements TimedEntry {
   dispose(): void {
     this.doesNotExist.stop();
     clearTimeout(this.ttlTimer);
-    for (const entry of this.watchers) entry.active = false;
-    this.watchers.clear();
+    for (const entry of this.watcherList()) entry.active = false;
+    this.watchers = undefined;
   }
 
   private dropResource(): void {
@@ -291,12 +296,16 @@ export class ResourceState<T> implements TimedEntry {
   /** Adds a watcher; it gets the cached resource and current errors on a later tick. */
   addWatcher(watcher: ResourceWatcher<T>): () => boolean {
     const entry: WatcherEntry<T> = { watcher, pendingInitial: true, active: true };
-    this.watchers.add(entry);
+    const watchers = this.watchers;
+    if (watchers instanceof Set) watchers.add(entry);
+    else this.watchers = watchers ? new Set([watchers, entry]) : entry;
     queueMicrotask(() => this.deliverInitial(entry));
     return () => {
       if (!entry.active) return false;
       entry.active = false;
-      this.watchers.delete(entry);
+      const watchers = this.watchers;
+      if (watchers instanceof Set) watchers.delete(entry);
+      else if (watchers === entry) this.watchers = undefined;
       return true;
     };
   }
@@ -317,9 +326,15 @@ export class ResourceState<T> implements TimedEntry {
   }
 
   private broadcast(call: (watcher: ResourceWatcher<T>) => void): void {
-    for (const entry of [...this.watchers]) {
+    for (const entry of this.watcherList()) {
       if (entry.active && !entry.pendingInitial) invokeWatcher(entry.watcher, call);
     }
+  }
+
+  /** The watchers now (a copy: a watcher called may add or cancel watches). */
+  private watcherList(): readonly WatcherEntry<T>[] {
+    const watchers = this.watchers;
+    return watchers instanceof Set ? [...watchers] : watchers ? [watchers] : [];
   }
 
   /** In order: the cached resource, then this resource's error, then the server's. */
