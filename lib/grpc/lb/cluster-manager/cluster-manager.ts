@@ -108,8 +108,9 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     // grpc-js hands the ConfigSelector down in the options, under a key that subchannel
     // arguments keep: a new selector on every update would mean new subchannels, and new
     // connections, for every endpoint. Nothing below this policy needs it.
-    const childOptions = { ...options };
-    delete childOptions[experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY];
+    // A copy without it, not `delete` on a copy: an object a property was deleted from is a
+    // hash table several times the size, and every policy below keeps these options.
+    const { [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: _selector, ...childOptions } = options;
     this.updating = true;
     for (const [name, child] of this.children) {
       if (config.children.has(name)) continue;
