@@ -173,7 +173,8 @@ export class ClusterResolver {
         priorities.push(makePriority(names[p]!, mechanism, localities, result));
       });
     });
-    const frozen = Object.freeze(priorities);
+    // A copy as long as it holds (the list grew by push, with room for 17): the channel keeps it.
+    const frozen = Object.freeze(priorities.slice());
     this.call(() => this.listener.onUpdate(frozen));
     const message =
       errors.length && errors.length === results.length ? errors.join('; ') : undefined;

@@ -206,7 +206,8 @@ class ClusterTree implements ClusterTreeHandle {
     ) {
       return;
     }
-    const mechanisms = Object.freeze(walk.mechanisms);
+    // A copy as long as it holds (the walk's list grew by push, with room for 17).
+    const mechanisms = Object.freeze(walk.mechanisms.slice());
     this.delivered = { mechanisms, clusters: walk.clusters };
     // The listener gets its own Map: what it does to it cannot disturb change detection.
     const update: ClusterTreeUpdate = Object.freeze({

@@ -115,7 +115,7 @@ export class DependencyManager implements ListenerRoutesListener {
   private readonly leaves = new Map<string, LeafState>();
   private readonly subscriptions = new Map<string, number>();
   /** The clusters the current virtual host's routes name. */
-  private routeNames: ReadonlySet<string> = new Set();
+  private routeNames: readonly string[] = [];
   private scheduled = false;
   private closed = false;
 
@@ -157,7 +157,7 @@ export class DependencyManager implements ListenerRoutesListener {
         return;
       }
       this.subscriptions.delete(cluster);
-      if (!this.routeNames.has(cluster)) this.schedule();
+      if (!this.routeNames.includes(cluster)) this.schedule();
     };
   }
 
@@ -260,8 +260,9 @@ export class DependencyManager implements ListenerRoutesListener {
       );
     }
     this.reportedFatal = undefined;
-    this.routeNames = routeClusters(virtualHost);
-    const wanted = new Set(this.routeNames);
+    const wanted = routeClusters(virtualHost);
+    // Kept as a list (usually of one): a Set is ~150 bytes with one entry.
+    this.routeNames = [...wanted];
     for (const name of this.subscriptions.keys()) wanted.add(name);
     this.syncClusters(wanted);
     const clusters = this.collectClusters();

@@ -41,8 +41,11 @@ interface Running {
   /** The last service config handed over: kept when a resource error comes later. */
   serviceConfig: ServiceConfig | undefined;
   config: XdsConfig | undefined;
-  /** The GCP authentication filters' token caches, kept across updates (A83). */
-  readonly audienceCaches: AudienceCaches;
+  /**
+   * The GCP authentication filters' token caches, kept across updates (A83); made with the
+   * first such filter.
+   */
+  audienceCaches: AudienceCaches | undefined;
 }
 
 export class XdsResolver implements experimental.Resolver {
@@ -137,7 +140,7 @@ export class XdsResolver implements experimental.Resolver {
         refs: new ClusterRefs((cluster) => manager.addClusterSubscription(cluster)),
         serviceConfig: undefined,
         config: undefined,
-        audienceCaches: new Map(),
+        audienceCaches: undefined,
       };
       return running;
     } catch (e) {
@@ -168,7 +171,12 @@ export class XdsResolver implements experimental.Resolver {
     const hcm = config.listener.httpConnectionManager;
     const faults = FaultInjection.for(hcm, config.virtualHost);
     const sessions = StatefulSessions.for(hcm, config.virtualHost);
-    const gcpAuthn = GcpAuthn.for(hcm, config, running.audienceCaches);
+    let gcpAuthn: GcpAuthn | undefined;
+    if (hcm.httpFilters.some((filter) => filter.gcpAuthn)) {
+      gcpAuthn = GcpAuthn.for(hcm, config, (running.audienceCaches ??= new Map()));
+    } else {
+      running.audienceCaches = undefined; // no filter left: no cache either
+    }
     const selector = new XdsConfigSelector(
       table,
       running.refs,
