@@ -126,7 +126,7 @@ function edsChild(
   const localities = priority.localities.map((l) => ({ ...l, endpoints: usable(l.endpoints) }));
   // gRFC A113: the locality's share times the endpoint's, for policies that weigh endpoints.
   const weights = normalizedWeights(localities);
-  if (policy.name === 'wrr_locality') {
+  if (policy.name === 'wrr_locality' && localities.length > 1) {
     const endpointPolicy = endpointPolicyConfig(policy.child);
     if ('error' in endpointPolicy) return endpointPolicy;
     const targets = localities.map((l, i) => {
@@ -138,9 +138,13 @@ function edsChild(
     });
     return { config: new WeightedTargetConfig(targets) };
   }
-  const endpointPolicy = endpointPolicyConfig(policy);
+  // A priority of one locality has its endpoint policy without weighted_target above it: a
+  // weighted_target of one target picks it every time and reports its state (decision 0083).
+  const endpointPolicy = endpointPolicyConfig(
+    policy.name === 'wrr_locality' ? policy.child : policy,
+  );
   if ('error' in endpointPolicy) return endpointPolicy;
-  // One endpoint policy over all localities (ring_hash's one ring, A42).
+  // One endpoint policy over all localities (ring_hash's one ring, A42), or over the one.
   localities.forEach((l, i) => {
     l.endpoints.forEach((e, j) => {
       out.push(withPath(endpointOf(e, l.locality, weights[i]![j]!), [priority.name]));
