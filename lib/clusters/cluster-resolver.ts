@@ -4,6 +4,7 @@ import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
 import { XdsError } from '../errors';
 import type { DropOverload, LocalityEndpoints } from '../resources/endpoint/update';
+import { SmallMap } from '../small-map';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
 import type { DiscoveryMechanism } from './cluster-tree';
@@ -60,7 +61,8 @@ interface RunningDiscovery {
  */
 export class ClusterResolver {
   private discoveries: RunningDiscovery[] = [];
-  private readonly namers = new Map<string, PriorityNamer>();
+  /** A SmallMap: a channel's resolver serves one leaf cluster. */
+  private readonly namers = new SmallMap<string, PriorityNamer>();
   private readonly dnsResolver: DnsResolver;
   private readonly dnsRefreshIntervalMs: number;
   private scheduled = false;

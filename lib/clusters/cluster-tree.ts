@@ -12,6 +12,7 @@ import {
   type LogicalDnsClusterUpdate,
   type OutlierDetection,
 } from '../resources/cluster';
+import { SmallMap } from '../small-map';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
 
@@ -135,7 +136,8 @@ export function watchClusterTree(
 
 /** The handle is the tree itself (one object fewer per channel). */
 class ClusterTree implements ClusterTreeHandle {
-  private readonly entries = new Map<string, ClusterEntry>();
+  /** A SmallMap: most trees are one cluster. */
+  private readonly entries = new SmallMap<string, ClusterEntry>();
   private cancelled = false;
   private scheduled = false;
   private delivered: ClusterTreeUpdate | undefined;

@@ -2,9 +2,12 @@
 // RPC to it — a ConfigSelector that can pick it, or an RPC that picked it and has not been
 // committed yet — even after the routes stop naming it.
 
+import { SmallMap } from '../small-map';
+
 /** Counts the holders of each cluster; the first takes a subscription, the last drops it. */
 export class ClusterRefs {
-  private readonly counts = new Map<string, { count: number; release: () => void }>();
+  /** A SmallMap: a channel's routes mostly name one cluster. */
+  private readonly counts = new SmallMap<string, { count: number; release: () => void }>();
   private closed = false;
 
   constructor(private readonly subscribe: (cluster: string) => () => void) {}

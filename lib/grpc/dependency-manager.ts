@@ -23,6 +23,7 @@ import {
   type RouteConfigUpdate,
   type VirtualHost,
 } from '../resources/route-config';
+import { SmallMap } from '../small-map';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
 import {
@@ -111,9 +112,10 @@ export class DependencyManager implements ListenerRoutesListener {
   private routeError: XdsError | undefined;
   /** The last error reported, so that one cause is reported once. */
   private reportedFatal: string | undefined;
-  private readonly roots = new Map<string, RootState>();
-  private readonly leaves = new Map<string, LeafState>();
-  private readonly subscriptions = new Map<string, number>();
+  // SmallMaps: a channel's roots, leaves and subscriptions are mostly one cluster each.
+  private readonly roots = new SmallMap<string, RootState>();
+  private readonly leaves = new SmallMap<string, LeafState>();
+  private readonly subscriptions = new SmallMap<string, number>();
   /** The clusters the current virtual host's routes name. */
   private routeNames: readonly string[] = [];
   private scheduled = false;

@@ -9,6 +9,7 @@ import type { ResourceWatcher, WatchHandle } from '../client/cache/resource-watc
 import { isXdsError, XdsError } from '../errors';
 import type { HttpConnectionManagerConfig, ListenerUpdate } from '../resources/listener';
 import type { RouteConfigUpdate } from '../resources/route-config';
+import { SmallMap } from '../small-map';
 import { tracer } from '../trace';
 import type { XdsClient } from '../xds-client';
 
@@ -77,7 +78,8 @@ const NO_WATCH: WatchHandle = { cancel: () => {} };
 export class ListenerRoutesWatch implements ResourceWatcher<ListenerUpdate> {
   private readonly listenerWatch: WatchHandle;
   private listener: ListenerUpdate | undefined;
-  private readonly routes = new Map<string, RoutesEntry>();
+  /** A SmallMap: a client Listener names one RouteConfiguration. */
+  private readonly routes = new SmallMap<string, RoutesEntry>();
   private closed = false;
 
   constructor(

@@ -3,6 +3,7 @@
 // its name, with that level taken off the path.
 
 import type { experimental } from '@grpc/grpc-js';
+import { SmallMap } from '../../../small-map';
 
 type Endpoint = experimental.Endpoint;
 
@@ -22,8 +23,9 @@ export function withPath(endpoint: Endpoint, path: readonly string[]): PathedEnd
  */
 export function groupByFirstPathElement(
   endpoints: readonly Endpoint[],
-): Map<string, PathedEndpoint[]> {
-  const groups = new Map<string, PathedEndpoint[]>();
+): SmallMap<string, PathedEndpoint[]> {
+  // A SmallMap: the priority policy keeps its groups, mostly one.
+  const groups = new SmallMap<string, PathedEndpoint[]>();
   for (const endpoint of endpoints as readonly PathedEndpoint[]) {
     const path = endpoint.xdsClientPath;
     const first = path?.[0];

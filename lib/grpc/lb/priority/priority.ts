@@ -27,6 +27,7 @@ import {
   selectChildConfig,
   type ChildEvents,
 } from '../common/child-balancer';
+import { SmallMap } from '../../../small-map';
 import { groupByFirstPathElement } from '../common/hierarchy';
 import { PriorityChild } from './priority-child';
 
@@ -128,12 +129,13 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
 }
 
 export class PriorityLoadBalancer implements experimental.LoadBalancer {
-  private readonly children = new Map<string, PriorityChild>();
+  /** A SmallMap: most clusters have one priority. */
+  private readonly children = new SmallMap<string, PriorityChild>();
   private readonly events: ChildEvents<PriorityChild>;
   private config: PriorityConfig | null = null;
   /** The resolver's error, when the last update had one instead of endpoints. */
   private endpointsError: StatusOr<Endpoint[]> | null = null;
-  private groups = new Map<string, Endpoint[]>();
+  private groups = new SmallMap<string, Endpoint[]>();
   private options: ChannelOptions = {};
   private resolutionNote = '';
   private failoverTimeoutMs = DEFAULT_FAILOVER_TIMEOUT_MS;
@@ -178,7 +180,7 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
     if (!(lbConfig instanceof PriorityConfig) || this.destroyed) return false;
     this.config = lbConfig;
     this.endpointsError = endpoints.ok ? null : endpoints;
-    this.groups = endpoints.ok ? groupByFirstPathElement(endpoints.value) : new Map();
+    this.groups = endpoints.ok ? groupByFirstPathElement(endpoints.value) : new SmallMap();
     this.options = options;
     this.resolutionNote = resolutionNote;
     this.failoverTimeoutMs = msOption(
