@@ -1,6 +1,7 @@
 // The LB configuration below one leaf cluster (gRFC A37, A52, A55, A74, A75): cluster_impl over
 // override_host (A55: a session's endpoint first; DRAINING endpoints reach it, marked, and no
-// further) over a priority of the cluster's priorities, each with its locality policy —
+// further; left out when the channel has no sessions and the cluster no DRAINING endpoint,
+// decision 0084) over a priority of the cluster's priorities, each with its locality policy —
 // weighted_target over the localities for `wrr_locality`, else the endpoint policy over all of
 // them (ring_hash: one ring over every locality, A42) — and the endpoints, each placed under its
 // [priority, locality] path with its A113 weight.
@@ -54,7 +55,11 @@ function takingNewRpcs(endpoints: readonly Endpoint[], from: number): number {
   return n;
 }
 
-export function leafConfig(leaf: LeafCluster): LeafConfigResult {
+/**
+ * `sessions`: the channel's Listener has a stateful session filter (A55), whose RPCs may name
+ * an endpoint for override_host.
+ */
+export function leafConfig(leaf: LeafCluster, sessions: boolean): LeafConfigResult {
   const { cluster, mechanism, priorities } = leaf;
   const endpoints: Endpoint[] = [];
   const children: { name: string; config: TypedConfig; ignoreReresolutionRequests: boolean }[] = [];
@@ -79,6 +84,14 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     return { error: `cluster "${cluster.name}" has no usable endpoints: ${why}` };
   }
   const first = priorities[0];
+  const priority = new PriorityConfig(children);
+  // override_host has work only for sessions and DRAINING endpoints (it holds those back from
+  // the policies below, and may keep their connections): without either, it passes every pick
+  // through, and the channel does without it (decision 0084).
+  const overrideHost =
+    sessions || endpoints.some((e) => healthStatusOf(e) === 'DRAINING')
+      ? new OverrideHostConfig(cluster.overrideHostStatus, priority)
+      : priority;
   const clusterImpl = new ClusterImplConfig(
     {
       cluster: cluster.name,
@@ -90,7 +103,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       backendMetrics: cluster.backendMetricPropagation,
       httpConnect: cluster.httpConnect === true,
     },
-    new OverrideHostConfig(cluster.overrideHostStatus, new PriorityConfig(children)),
+    overrideHost,
   );
   // gRFC A50, at A75's place: above cluster_impl, over the whole cluster.
   const od = cluster.outlierDetection;
