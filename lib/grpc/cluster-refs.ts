@@ -10,14 +10,16 @@ export class ClusterRefs {
   private readonly counts = new SmallMap<string, { count: number; release: () => void }>();
   private closed = false;
 
-  constructor(private readonly subscribe: (cluster: string) => () => void) {}
+  /** `manager` keeps a subscribed cluster in the configuration until it is released. */
+  constructor(private readonly manager: { addClusterSubscription(cluster: string): () => void }) {}
 
   /** One more holder of `cluster`; the returned function lets go (once). */
   ref(cluster: string): () => void {
     if (this.closed) return () => undefined;
     const entry = this.counts.get(cluster);
     if (entry) entry.count++;
-    else this.counts.set(cluster, { count: 1, release: this.subscribe(cluster) });
+    else
+      this.counts.set(cluster, { count: 1, release: this.manager.addClusterSubscription(cluster) });
     let held = true;
     return () => {
       if (!held) return;

@@ -18,7 +18,7 @@ type TypedLoadBalancingConfig = experimental.TypedLoadBalancingConfig;
 export interface ChildEvents<C extends ChildBalancer> {
   /** The child's state, picker or timers changed (already recorded on the child). */
   onChildChange(child: C): void;
-  requestReresolution(child: C): void;
+  onChildReresolution(child: C): void;
   /** The retention timer ran out and the child is destroyed: forget it. */
   onChildExpired(child: C): void;
 }
@@ -60,7 +60,7 @@ export class ChildBalancer {
 
   /** The child policy asked for re-resolution (through ChildBalancerHelper). */
   onChildReresolution(): void {
-    if (!this.destroyed) this.events.requestReresolution(this);
+    if (!this.destroyed) this.events.onChildReresolution(this);
   }
 
   /** Subclasses watch transitions here (the state before is still in `this.state`). */

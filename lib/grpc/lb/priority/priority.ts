@@ -128,17 +128,17 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
   }
 }
 
-export class PriorityLoadBalancer implements experimental.LoadBalancer {
+export class PriorityLoadBalancer implements experimental.LoadBalancer, ChildEvents<PriorityChild> {
   /** A SmallMap: most clusters have one priority. */
   private readonly children = new SmallMap<string, PriorityChild>();
-  private readonly events: ChildEvents<PriorityChild>;
   private config: PriorityConfig | null = null;
   /** The resolver's error, when the last update had one instead of endpoints. */
   private endpointsError: StatusOr<Endpoint[]> | null = null;
   private groups = new SmallMap<string, Endpoint[]>();
   private options: ChannelOptions = {};
   private resolutionNote = '';
-  private failoverTimeoutMs = DEFAULT_FAILOVER_TIMEOUT_MS;
+  /** A56's failover timeout, from the channel options (each child's timer reads it). */
+  failoverTimeoutMs = DEFAULT_FAILOVER_TIMEOUT_MS;
   private retentionMs = DEFAULT_PRIORITY_RETENTION_MS;
   private current: PriorityChild | null = null;
   /** Set while a parent update is applied: children's reports are recorded, not acted on. */
@@ -153,22 +153,24 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
   private emptyListPicker: experimental.Picker | null = null;
   private destroyed = false;
 
-  constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.events = {
-      onChildChange: () => {
-        if (!this.updatesPaused && !this.destroyed) this.chooseAndReport(false);
-      },
-      requestReresolution: (child) => {
-        if (!child.ignoreReresolutionRequests) this.helper.requestReresolution();
-      },
-      onChildExpired: (child) => {
-        if (this.children.get(child.name) === child) this.children.delete(child.name);
-        if (this.current === child) {
-          this.current = null;
-          this.chooseAndReport(false);
-        }
-      },
-    };
+  constructor(private readonly helper: experimental.ChannelControlHelper) {}
+
+  // What the children report (ChildEvents): methods, not an object of closures per policy.
+
+  onChildChange(): void {
+    if (!this.updatesPaused && !this.destroyed) this.chooseAndReport(false);
+  }
+
+  onChildReresolution(child: PriorityChild): void {
+    if (!child.ignoreReresolutionRequests) this.helper.requestReresolution();
+  }
+
+  onChildExpired(child: PriorityChild): void {
+    if (this.children.get(child.name) === child) this.children.delete(child.name);
+    if (this.current === child) {
+      this.current = null;
+      this.chooseAndReport(false);
+    }
   }
 
   updateAddressList(
@@ -294,7 +296,7 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
       child.reactivate();
       return child;
     }
-    child = new PriorityChild(entry.name, this.helper, this.events, () => this.failoverTimeoutMs);
+    child = new PriorityChild(entry.name, this.helper, this);
     this.children.set(entry.name, child);
     if (trace.enabled) trace.log(`creating child ${entry.name}`);
     this.updateChild(child, entry);

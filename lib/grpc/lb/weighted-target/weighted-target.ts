@@ -144,26 +144,29 @@ class WeightedPicker implements Picker {
   }
 }
 
-export class WeightedTargetLoadBalancer implements experimental.LoadBalancer {
+export class WeightedTargetLoadBalancer
+  implements experimental.LoadBalancer, ChildEvents<ChildBalancer>
+{
   private readonly targets = new Map<string, ChildBalancer>();
-  private readonly events: ChildEvents<ChildBalancer>;
   private config: WeightedTargetConfig | null = null;
   private updatesPaused = false;
   private destroyed = false;
 
-  constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.events = {
-      onChildChange: (child) => {
-        // A deactivated target's news changes nothing the channel sees.
-        if (!this.updatesPaused && !this.destroyed && !child.deactivated) this.report();
-      },
-      requestReresolution: (child) => {
-        if (!child.deactivated) this.helper.requestReresolution();
-      },
-      onChildExpired: (child) => {
-        if (this.targets.get(child.name) === child) this.targets.delete(child.name);
-      },
-    };
+  constructor(private readonly helper: experimental.ChannelControlHelper) {}
+
+  // What the targets report (ChildEvents): methods, not an object of closures per policy.
+
+  onChildChange(child: ChildBalancer): void {
+    // A deactivated target's news changes nothing the channel sees.
+    if (!this.updatesPaused && !this.destroyed && !child.deactivated) this.report();
+  }
+
+  onChildReresolution(child: ChildBalancer): void {
+    if (!child.deactivated) this.helper.requestReresolution();
+  }
+
+  onChildExpired(child: ChildBalancer): void {
+    if (this.targets.get(child.name) === child) this.targets.delete(child.name);
   }
 
   updateAddressList(
@@ -193,7 +196,7 @@ export class WeightedTargetLoadBalancer implements experimental.LoadBalancer {
         else
           this.targets.set(
             target.name,
-            (child = new ChildBalancer(target.name, this.helper, this.events)),
+            (child = new ChildBalancer(target.name, this.helper, this)),
           );
         child.update(
           endpoints.ok ? experimental.statusOrFromValue(groups.get(target.name) ?? []) : endpoints,
