@@ -140,7 +140,13 @@ class ClusterTree implements ClusterTreeHandle {
   private readonly entries = new SmallMap<string, ClusterEntry>();
   private cancelled = false;
   private scheduled = false;
-  private delivered: ClusterTreeUpdate | undefined;
+  /** What was last delivered, for change detection: its own copy of the clusters. */
+  private delivered:
+    | {
+        readonly mechanisms: readonly DiscoveryMechanism[];
+        readonly clusters: SmallMap<string, ClusterUpdate>;
+      }
+    | undefined;
   private everDelivered = false;
   private lastError: XdsError | undefined;
 
@@ -210,12 +216,12 @@ class ClusterTree implements ClusterTreeHandle {
     }
     // A copy as long as it holds (the walk's list grew by push, with room for 17).
     const mechanisms = Object.freeze(walk.mechanisms.slice());
-    this.delivered = { mechanisms, clusters: walk.clusters };
-    // The listener gets its own Map: what it does to it cannot disturb change detection.
-    const update: ClusterTreeUpdate = Object.freeze({
-      mechanisms,
-      clusters: new Map(walk.clusters),
-    });
+    // The listener gets the walk's Map, change detection a copy (a SmallMap: mostly one
+    // cluster): what the listener does to its Map cannot disturb it.
+    const clusters = new SmallMap<string, ClusterUpdate>();
+    for (const [name, cluster] of walk.clusters) clusters.set(name, cluster);
+    this.delivered = { mechanisms, clusters };
+    const update: ClusterTreeUpdate = Object.freeze({ mechanisms, clusters: walk.clusters });
     this.everDelivered = true;
     this.lastError = undefined;
     this.call(() => this.listener.onUpdate(update));
@@ -370,7 +376,7 @@ function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-function sameMap<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
+function sameMap<K, V>(a: SmallMap<K, V>, b: ReadonlyMap<K, V>): boolean {
   if (a.size !== b.size) return false;
   for (const [key, value] of a) if (b.get(key) !== value) return false;
   return true;

@@ -17,14 +17,19 @@ import { throughHttpProxy } from '../../http-connect';
 import { addTokenCredentials } from '../../gcp-authn/token-credentials';
 import { dropPick } from '../common/pick-results';
 import { attemptOf } from '../../telemetry/xds-call';
+import { SmallMap } from '../../../small-map';
 import { ChildHandler } from '../common/child-handler';
 import { ForwardingHelper } from '../common/forwarding-helper';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
+/** The children's configs by cluster: a Map, or the SmallMap a parsed config has. */
+type ChildConfigs = Pick<ReadonlyMap<string, TypedConfig>, 'has' | 'get'> &
+  Iterable<[string, TypedConfig]>;
+
 export class ClusterManagerConfig implements TypedConfig {
-  constructor(readonly children: ReadonlyMap<string, TypedConfig>) {}
+  constructor(readonly children: ChildConfigs) {}
 
   getLoadBalancerName(): string {
     return POLICY.clusterManager;
@@ -44,7 +49,8 @@ export class ClusterManagerConfig implements TypedConfig {
     if (typeof children !== 'object' || children === null) {
       throw new Error('children must be an object');
     }
-    const parsed = new Map<string, TypedConfig>();
+    // A SmallMap: grpc-js keeps the config, and most channels' routes name one cluster.
+    const parsed = new SmallMap<string, TypedConfig>();
     for (const [name, child] of Object.entries(children)) {
       const list = (child as { child_policy?: unknown })?.child_policy;
       const config = Array.isArray(list)
@@ -139,7 +145,8 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
   }
 
   private report(): void {
-    const pickers = new Map<string, experimental.Picker>();
+    // A SmallMap: one lookup per RPC either way, and mostly one cluster.
+    const pickers = new SmallMap<string, experimental.Picker>();
     for (const [name, child] of this.children) pickers.set(name, child.picker);
     const state = aggregateState([...this.children.values()].map((c) => c.state));
     this.helper.updateState(state, new ClusterManagerPicker(pickers), null);
@@ -171,7 +178,7 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
 
 /** Sends each RPC to the child its ConfigSelector chose. */
 class ClusterManagerPicker implements experimental.Picker {
-  constructor(private readonly pickers: ReadonlyMap<string, experimental.Picker>) {}
+  constructor(private readonly pickers: SmallMap<string, experimental.Picker>) {}
 
   pick(args: experimental.PickArgs): experimental.PickResult {
     // A66's attempt starts before its pick, and follows the stream the pick leads to.
