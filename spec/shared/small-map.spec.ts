@@ -59,13 +59,13 @@ describe('SmallMap', () => {
     const visited: string[] = [];
     for (const [key] of replaced) {
       visited.push(key);
-      if (key === 'a') replaced.delete('a') && replaced.set('z', 26);
+      if (key === 'a' && replaced.delete('a')) replaced.set('z', 26);
     }
     const map = new Map([['a', 1]]);
     const fromMap: string[] = [];
     for (const [key] of map) {
       fromMap.push(key);
-      if (key === 'a') map.delete('a') && map.set('z', 26);
+      if (key === 'a' && map.delete('a')) map.set('z', 26);
     }
     assert.deepEqual(visited, fromMap);
   });
