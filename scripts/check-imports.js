@@ -30,6 +30,7 @@ const LAYERS = [
       'proto-json.ts',
       'proto-json-writer.ts',
       'duration.ts',
+      'small-map.ts',
       'wire-reader.ts',
       'wire-writer.ts',
       'generated/',

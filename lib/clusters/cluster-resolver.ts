@@ -4,10 +4,11 @@ import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
 import { XdsError } from '../errors';
 import type { DropOverload, LocalityEndpoints } from '../resources/endpoint/update';
+import { SmallMap } from '../small-map';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
 import type { DiscoveryMechanism } from './cluster-tree';
-import type { DiscoveryResult } from './discovery';
+import type { Discovery, DiscoveryResult } from './discovery';
 import { EdsDiscovery } from './eds-discovery';
 import { defaultDnsResolver, LogicalDnsDiscovery, type DnsResolver } from './logical-dns';
 import { PriorityNamer } from './priority-names';
@@ -46,13 +47,11 @@ export interface ClusterResolverOptions {
   dnsRefreshIntervalMs?: number;
 }
 
-/** A running discovery: the mechanism it serves and its latest result. */
-interface Discovery {
+/** A running discovery and the mechanism it serves. */
+interface RunningDiscovery {
   readonly key: string;
   mechanism: DiscoveryMechanism;
-  readonly current: () => DiscoveryResult;
-  readonly reresolve: () => void;
-  readonly close: () => void;
+  readonly discovery: Discovery;
 }
 
 /**
@@ -61,8 +60,9 @@ interface Discovery {
  * is only ever called asynchronously.
  */
 export class ClusterResolver {
-  private discoveries: Discovery[] = [];
-  private readonly namers = new Map<string, PriorityNamer>();
+  private discoveries: RunningDiscovery[] = [];
+  /** A SmallMap: a channel's resolver serves one leaf cluster. */
+  private readonly namers = new SmallMap<string, PriorityNamer>();
   private readonly dnsResolver: DnsResolver;
   private readonly dnsRefreshIntervalMs: number;
   private scheduled = false;
@@ -104,7 +104,7 @@ export class ClusterResolver {
       reused!.mechanism = mechanism;
       return reused!;
     });
-    for (const stale of old) stale.close();
+    for (const stale of old) stale.discovery.close();
     this.discoveries = next;
     for (const cluster of this.namers.keys()) {
       if (!mechanisms.some((m) => m.cluster === cluster)) this.namers.delete(cluster);
@@ -114,43 +114,30 @@ export class ClusterResolver {
 
   /** Resolves every logical DNS mechanism again (EDS ignores it: the server pushes). */
   requestReresolution(): void {
-    for (const discovery of this.discoveries) discovery.reresolve();
+    for (const { discovery } of this.discoveries) discovery.resolveNow();
   }
 
   /** Stops every watch, resolution and timer; the listener is not called again. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const discovery of this.discoveries) discovery.close();
+    for (const { discovery } of this.discoveries) discovery.close();
     this.discoveries = [];
   }
 
-  private startDiscovery(mechanism: DiscoveryMechanism, key: string): Discovery {
+  private startDiscovery(mechanism: DiscoveryMechanism, key: string): RunningDiscovery {
     const onResult = () => this.schedule();
-    if (mechanism.type === 'LOGICAL_DNS') {
-      const dns = new LogicalDnsDiscovery(
-        mechanism.cluster,
-        mechanism.dnsHostname ?? '',
-        this.dnsResolver,
-        this.dnsRefreshIntervalMs,
-        onResult,
-      );
-      return {
-        key,
-        mechanism,
-        current: () => dns.result,
-        reresolve: () => dns.resolveNow(),
-        close: () => dns.close(),
-      };
-    }
-    const eds = new EdsDiscovery(this.client, mechanism, onResult);
-    return {
-      key,
-      mechanism,
-      current: () => eds.result,
-      reresolve: () => {},
-      close: () => eds.close(),
-    };
+    const discovery =
+      mechanism.type === 'LOGICAL_DNS'
+        ? new LogicalDnsDiscovery(
+            mechanism.cluster,
+            mechanism.dnsHostname ?? '',
+            this.dnsResolver,
+            this.dnsRefreshIntervalMs,
+            onResult,
+          )
+        : new EdsDiscovery(this.client, mechanism, onResult);
+    return { key, mechanism, discovery };
   }
 
   /** Results of one response (or one tick) are reported together, once. */
@@ -165,7 +152,7 @@ export class ClusterResolver {
 
   private emit(): void {
     if (this.closed) return;
-    const results = this.discoveries.map((d) => d.current());
+    const results = this.discoveries.map((d) => d.discovery.result);
     if (results.some((r) => r.kind === 'pending')) return;
     const used = new Set<string>();
     const priorities: Priority[] = [];
@@ -188,7 +175,8 @@ export class ClusterResolver {
         priorities.push(makePriority(names[p]!, mechanism, localities, result));
       });
     });
-    const frozen = Object.freeze(priorities);
+    // A copy as long as it holds (the list grew by push, with room for 17): the channel keeps it.
+    const frozen = Object.freeze(priorities.slice());
     this.call(() => this.listener.onUpdate(frozen));
     const message =
       errors.length && errors.length === results.length ? errors.join('; ') : undefined;

@@ -3,7 +3,7 @@
 import { status } from '@grpc/grpc-js';
 import type { XdsServerConfig } from '../bootstrap';
 import { isXdsError, XdsError } from '../errors';
-import type { WatchHandle } from '../client/cache/resource-watcher';
+import type { ResourceWatcher, WatchHandle } from '../client/cache/resource-watcher';
 import {
   clusterResourceType,
   type ClusterUpdate,
@@ -12,6 +12,7 @@ import {
   type LogicalDnsClusterUpdate,
   type OutlierDetection,
 } from '../resources/cluster';
+import { SmallMap } from '../small-map';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
 
@@ -67,16 +68,52 @@ export interface ClusterTreeHandle {
   cancel(): void;
 }
 
-interface ClusterEntry {
-  handle: WatchHandle;
-  update: ClusterUpdate | undefined;
+/** One cluster of the tree: its watch (it is the watcher) and what the watch last said. */
+class ClusterEntry implements ResourceWatcher<ClusterUpdate> {
+  handle: WatchHandle = NO_WATCH;
+  update: ClusterUpdate | undefined = undefined;
   /** The leaf's mechanism, one object per update (unchanged cluster, identical mechanism). */
-  mechanism: DiscoveryMechanism | undefined;
+  mechanism: DiscoveryMechanism | undefined = undefined;
   /** Why there is no update: NOT_FOUND, INVALID_ARGUMENT, or UNAVAILABLE (transient). */
-  error: XdsError | undefined;
+  error: XdsError | undefined = undefined;
   /** A problem around a kept update (NACK, stream down). */
-  ambient: XdsError | undefined;
+  ambient: XdsError | undefined = undefined;
+
+  constructor(
+    private readonly tree: ClusterTree,
+    readonly name: string,
+  ) {}
+
+  onResourceChanged(update: ClusterUpdate): void {
+    if (!this.tree.holds(this)) return;
+    this.update = update;
+    this.mechanism = update.type === 'AGGREGATE' ? undefined : toMechanism(update);
+    this.error = undefined;
+    this.ambient = undefined;
+    this.tree.schedule();
+  }
+
+  onResourceError(error: XdsError): void {
+    if (!this.tree.holds(this)) return;
+    if (error.code === status.UNAVAILABLE && this.update !== undefined) {
+      // Connectivity never costs us a cluster we have (A57); treat it as ambient.
+      this.ambient = error;
+    } else {
+      this.update = undefined;
+      this.mechanism = undefined;
+      this.error = error;
+    }
+    this.tree.schedule();
+  }
+
+  onAmbientError(error: XdsError): void {
+    if (!this.tree.holds(this)) return;
+    this.ambient = error;
+    this.tree.schedule();
+  }
 }
+
+const NO_WATCH: WatchHandle = { cancel: () => {} };
 
 type Walk =
   | { kind: 'complete'; mechanisms: DiscoveryMechanism[]; clusters: Map<string, ClusterUpdate> }
@@ -94,15 +131,22 @@ export function watchClusterTree(
   listener: ClusterTreeListener,
   options: ClusterTreeOptions = {},
 ): ClusterTreeHandle {
-  const tree = new ClusterTree(client, root, listener, options.skipMissingChildren ?? false);
-  return { cancel: () => tree.cancel() };
+  return new ClusterTree(client, root, listener, options.skipMissingChildren ?? false);
 }
 
-class ClusterTree {
-  private readonly entries = new Map<string, ClusterEntry>();
+/** The handle is the tree itself (one object fewer per channel). */
+class ClusterTree implements ClusterTreeHandle {
+  /** A SmallMap: most trees are one cluster. */
+  private readonly entries = new SmallMap<string, ClusterEntry>();
   private cancelled = false;
   private scheduled = false;
-  private delivered: ClusterTreeUpdate | undefined;
+  /** What was last delivered, for change detection: its own copy of the clusters. */
+  private delivered:
+    | {
+        readonly mechanisms: readonly DiscoveryMechanism[];
+        readonly clusters: SmallMap<string, ClusterUpdate>;
+      }
+    | undefined;
   private everDelivered = false;
   private lastError: XdsError | undefined;
 
@@ -126,17 +170,10 @@ class ClusterTree {
   private entryFor(name: string): ClusterEntry {
     const known = this.entries.get(name);
     if (known) return known;
-    const current = () => !this.cancelled && this.entries.get(name) === entry;
-    const entry: ClusterEntry = {
-      handle: { cancel: () => {} },
-      update: undefined,
-      mechanism: undefined,
-      error: undefined,
-      ambient: undefined,
-    };
+    const entry = new ClusterEntry(this, name);
     this.entries.set(name, entry);
     try {
-      entry.handle = this.watch(name, entry, current);
+      entry.handle = this.client.watchCluster(name, entry);
     } catch (e) {
       // The client was closed under us: an error value for the walk, not a crash in a microtask.
       entry.error = isXdsError(e) ? e : new XdsError(status.INTERNAL, String(e), { cause: e });
@@ -144,38 +181,13 @@ class ClusterTree {
     return entry;
   }
 
-  private watch(name: string, entry: ClusterEntry, current: () => boolean): WatchHandle {
-    return this.client.watchCluster(name, {
-      onResourceChanged: (update) => {
-        if (!current()) return;
-        entry.update = update;
-        entry.mechanism = update.type === 'AGGREGATE' ? undefined : toMechanism(update);
-        entry.error = undefined;
-        entry.ambient = undefined;
-        this.schedule();
-      },
-      onResourceError: (error) => {
-        if (!current()) return;
-        if (error.code === status.UNAVAILABLE && entry.update !== undefined) {
-          // Connectivity never costs us a cluster we have (A57); treat it as ambient.
-          entry.ambient = error;
-        } else {
-          entry.update = undefined;
-          entry.mechanism = undefined;
-          entry.error = error;
-        }
-        this.schedule();
-      },
-      onAmbientError: (error) => {
-        if (!current()) return;
-        entry.ambient = error;
-        this.schedule();
-      },
-    });
+  /** Whether `entry`'s watch is still one of the tree's (not cancelled, not left behind). */
+  holds(entry: ClusterEntry): boolean {
+    return !this.cancelled && this.entries.get(entry.name) === entry;
   }
 
   /** Callbacks of one response arrive back to back: evaluate once, after the last of them. */
-  private schedule(): void {
+  schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     queueMicrotask(() => {
@@ -202,13 +214,14 @@ class ClusterTree {
     ) {
       return;
     }
-    const mechanisms = Object.freeze(walk.mechanisms);
-    this.delivered = { mechanisms, clusters: walk.clusters };
-    // The listener gets its own Map: what it does to it cannot disturb change detection.
-    const update: ClusterTreeUpdate = Object.freeze({
-      mechanisms,
-      clusters: new Map(walk.clusters),
-    });
+    // A copy as long as it holds (the walk's list grew by push, with room for 17).
+    const mechanisms = Object.freeze(walk.mechanisms.slice());
+    // The listener gets the walk's Map, change detection a copy (a SmallMap: mostly one
+    // cluster): what the listener does to its Map cannot disturb it.
+    const clusters = new SmallMap<string, ClusterUpdate>();
+    for (const [name, cluster] of walk.clusters) clusters.set(name, cluster);
+    this.delivered = { mechanisms, clusters };
+    const update: ClusterTreeUpdate = Object.freeze({ mechanisms, clusters: walk.clusters });
     this.everDelivered = true;
     this.lastError = undefined;
     this.call(() => this.listener.onUpdate(update));
@@ -363,7 +376,7 @@ function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-function sameMap<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
+function sameMap<K, V>(a: SmallMap<K, V>, b: ReadonlyMap<K, V>): boolean {
   if (a.size !== b.size) return false;
   for (const [key, value] of a) if (b.get(key) !== value) return false;
   return true;

@@ -11,3 +11,11 @@ export type DiscoveryResult =
       readonly drops?: readonly DropOverload[];
     }
   | { readonly kind: 'error'; readonly error: XdsError };
+
+/** A running discovery mechanism: EDS (eds-discovery.ts) or logical DNS (logical-dns.ts). */
+export interface Discovery {
+  readonly result: DiscoveryResult;
+  /** Resolves again now (logical DNS); EDS has nothing to do: the server pushes. */
+  resolveNow(): void;
+  close(): void;
+}

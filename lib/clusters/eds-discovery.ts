@@ -1,53 +1,55 @@
 // The EDS discovery mechanism of gRFC A37: one endpoints watch through the client.
 import { status } from '@grpc/grpc-js';
 import { isXdsError, XdsError } from '../errors';
-import type { WatchHandle } from '../client/cache/resource-watcher';
+import type { ResourceWatcher, WatchHandle } from '../client/cache/resource-watcher';
 import type { EndpointUpdate } from '../resources/endpoint/update';
 import type { XdsClient } from '../xds-client';
 import type { DiscoveryMechanism } from './cluster-tree';
-import type { DiscoveryResult } from './discovery';
+import type { Discovery, DiscoveryResult } from './discovery';
 
-/** The EDS discovery mechanism: one endpoints watch, its update filtered by health. */
-export class EdsDiscovery {
+/**
+ * The EDS discovery mechanism: one endpoints watch, its update filtered by health. It is its
+ * watch's watcher: methods, not closures, for the one object a channel keeps per leaf cluster.
+ */
+export class EdsDiscovery implements Discovery, ResourceWatcher<EndpointUpdate> {
   result: DiscoveryResult = { kind: 'pending' };
+  private readonly name: string;
   private readonly handle: WatchHandle;
   private closed = false;
 
-  constructor(client: XdsClient, mechanism: DiscoveryMechanism, onResult: () => void) {
-    const name = mechanism.edsServiceName ?? mechanism.cluster;
-    const wrap = (error: XdsError) =>
-      new XdsError(
-        error.code,
-        `cluster "${mechanism.cluster}": EDS resource "${name}": ${error.reason}`,
-        {
-          cause: error,
-          resourceName: name,
-          ...(error.typeUrl ? { typeUrl: error.typeUrl } : {}),
-          ...(error.nodeId === undefined ? {} : { nodeId: error.nodeId }),
-        },
-      );
-    this.handle = this.watch(client, name, {
-      onResourceChanged: (update) => {
-        if (this.closed) return;
-        this.result = healthyPriorities(update);
-        onResult();
-      },
-      onResourceError: (error) => {
-        if (this.closed) return;
-        // Connectivity never empties a priority that has endpoints (A57); anything else
-        // (does not exist, deleted, invalid with nothing kept) does.
-        if (error.code === status.UNAVAILABLE && this.result.kind === 'ok') return;
-        const failed = wrap(error);
-        // The same error again (a replay) changes nothing downstream.
-        const before = this.result;
-        if (before.kind === 'error' && before.error.message === failed.message) return;
-        this.result = { kind: 'error', error: failed };
-        onResult();
-      },
-      // A NACKed update or a broken stream: keep the endpoints we have.
-      onAmbientError: () => {},
-    });
+  constructor(
+    client: XdsClient,
+    private readonly mechanism: DiscoveryMechanism,
+    private readonly onResult: () => void,
+  ) {
+    this.name = mechanism.edsServiceName ?? mechanism.cluster;
+    this.handle = this.watch(client, this.name);
   }
+
+  onResourceChanged(update: EndpointUpdate): void {
+    if (this.closed) return;
+    this.result = healthyPriorities(update);
+    this.onResult();
+  }
+
+  onResourceError(error: XdsError): void {
+    if (this.closed) return;
+    // Connectivity never empties a priority that has endpoints (A57); anything else
+    // (does not exist, deleted, invalid with nothing kept) does.
+    if (error.code === status.UNAVAILABLE && this.result.kind === 'ok') return;
+    const failed = this.wrap(error);
+    // The same error again (a replay) changes nothing downstream.
+    const before = this.result;
+    if (before.kind === 'error' && before.error.message === failed.message) return;
+    this.result = { kind: 'error', error: failed };
+    this.onResult();
+  }
+
+  /** A NACKed update or a broken stream: keep the endpoints we have. */
+  onAmbientError(): void {}
+
+  /** EDS has nothing to resolve again: the server pushes. */
+  resolveNow(): void {}
 
   close(): void {
     this.closed = true;
@@ -58,18 +60,28 @@ export class EdsDiscovery {
    * A name the client refuses (a control plane's 20 KB service_name) is this mechanism's
    * error, never an exception in the caller's microtask.
    */
-  private watch(
-    client: XdsClient,
-    name: string,
-    watcher: Parameters<XdsClient['watchEndpoints']>[1],
-  ): WatchHandle {
+  private watch(client: XdsClient, name: string): WatchHandle {
     try {
-      return client.watchEndpoints(name, watcher);
+      return client.watchEndpoints(name, this);
     } catch (e) {
       const error = isXdsError(e) ? e : new XdsError(status.INTERNAL, String(e), { cause: e });
-      queueMicrotask(() => watcher.onResourceError(error));
+      queueMicrotask(() => this.onResourceError(error));
       return { cancel: () => {} };
     }
+  }
+
+  private wrap(error: XdsError): XdsError {
+    const { name } = this;
+    return new XdsError(
+      error.code,
+      `cluster "${this.mechanism.cluster}": EDS resource "${name}": ${error.reason}`,
+      {
+        cause: error,
+        resourceName: name,
+        ...(error.typeUrl ? { typeUrl: error.typeUrl } : {}),
+        ...(error.nodeId === undefined ? {} : { nodeId: error.nodeId }),
+      },
+    );
   }
 }
 

@@ -3,6 +3,7 @@
 // failover state. This is the behaviour of gRPC C-core's xds_cluster_resolver and grpc-js's
 // `localityPriorities`: names follow localities, not positions.
 import type { LocalityName } from '../resources/endpoint/update';
+import { SmallMap } from '../small-map';
 
 /** The empty locality, which a logical DNS priority uses and an empty priority stands for. */
 export const EMPTY_LOCALITY: LocalityName = Object.freeze({ region: '', zone: '', subZone: '' });
@@ -26,7 +27,8 @@ const EMPTY_KEY = localityKey(EMPTY_LOCALITY);
  */
 export class PriorityNamer {
   private counter = 0;
-  private byLocality = new Map<string, string>();
+  /** A SmallMap: most priorities are one locality. */
+  private byLocality = new SmallMap<string, string>();
 
   constructor(private readonly cluster: string) {}
 
@@ -35,7 +37,7 @@ export class PriorityNamer {
    * used once per update.
    */
   assign(priorities: readonly (readonly { locality: LocalityName }[])[], used: Set<string>) {
-    const next = new Map<string, string>();
+    const next = new SmallMap<string, string>();
     const names = priorities.map((localities) => {
       const keys = localities.length ? localities.map((l) => localityKey(l.locality)) : [EMPTY_KEY];
       let name: string | undefined;

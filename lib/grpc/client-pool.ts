@@ -6,6 +6,8 @@ import { XdsClient } from '../xds-client';
 import { grpcLbPolicies } from './lb-policies';
 
 interface PoolEntry {
+  /** Its key in the pool: the one copy of it (a channel's lease keeps the entry, not a key). */
+  readonly key: string;
   readonly client: XdsClient;
   users: number;
 }
@@ -46,22 +48,31 @@ export function leaseClient(settings: ClientSettings, authority: string): Client
       // CSDS's client_scope (gRFC A71): the target authority whose channels and servers share it.
       clientScope: `xds://${authority}/`,
     });
-    entry = { client, users: 0 };
+    entry = { key, client, users: 0 };
     pool.set(key, entry);
   }
   entry.users++;
-  const leased = entry;
-  let released = false;
-  return {
-    client: leased.client,
-    release() {
-      if (released) return;
-      released = true;
-      if (--leased.users > 0) return;
-      if (pool.get(key) === leased) pool.delete(key);
-      leased.client.close();
-    },
-  };
+  return new Lease(entry);
+}
+
+/** One channel's or server's use of a pool entry (a class: no closure, no key kept per use). */
+class Lease implements ClientLease {
+  private released = false;
+
+  constructor(private readonly entry: PoolEntry) {}
+
+  get client(): XdsClient {
+    return this.entry.client;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    const entry = this.entry;
+    if (--entry.users > 0) return;
+    if (pool.get(entry.key) === entry) pool.delete(entry.key);
+    entry.client.close();
+  }
 }
 
 /** How many shared clients are open (for tests: every channel closed means none). */

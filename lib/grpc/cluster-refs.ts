@@ -2,19 +2,24 @@
 // RPC to it — a ConfigSelector that can pick it, or an RPC that picked it and has not been
 // committed yet — even after the routes stop naming it.
 
+import { SmallMap } from '../small-map';
+
 /** Counts the holders of each cluster; the first takes a subscription, the last drops it. */
 export class ClusterRefs {
-  private readonly counts = new Map<string, { count: number; release: () => void }>();
+  /** A SmallMap: a channel's routes mostly name one cluster. */
+  private readonly counts = new SmallMap<string, { count: number; release: () => void }>();
   private closed = false;
 
-  constructor(private readonly subscribe: (cluster: string) => () => void) {}
+  /** `manager` keeps a subscribed cluster in the configuration until it is released. */
+  constructor(private readonly manager: { addClusterSubscription(cluster: string): () => void }) {}
 
   /** One more holder of `cluster`; the returned function lets go (once). */
   ref(cluster: string): () => void {
     if (this.closed) return () => undefined;
     const entry = this.counts.get(cluster);
     if (entry) entry.count++;
-    else this.counts.set(cluster, { count: 1, release: this.subscribe(cluster) });
+    else
+      this.counts.set(cluster, { count: 1, release: this.manager.addClusterSubscription(cluster) });
     let held = true;
     return () => {
       if (!held) return;

@@ -20,6 +20,7 @@ import { requestHash } from './routing/hash-policy';
 import type { StatefulSessions } from './stateful-session/stateful-session';
 import type { ChannelTelemetry } from './telemetry/channel-telemetry';
 import { startCallTelemetry, type XdsCallTelemetry } from './telemetry/xds-call';
+import { SmallMap } from '../small-map';
 
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 type PickInfo = { readonly [key: string]: string };
@@ -32,8 +33,9 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
    * One pick information object per cluster, and per cluster with A81's rewrite: grpc-js only
    * reads them.
    */
-  private readonly pickInfo = new Map<string, PickInfo>();
-  private readonly rewritingPickInfo = new Map<string, PickInfo>();
+  private readonly pickInfo = new SmallMap<string, PickInfo>();
+  /** Made at the first RPC whose route rewrites the authority. */
+  private rewritingPickInfo: SmallMap<string, PickInfo> | undefined;
 
   constructor(
     private readonly table: RouteTable,
@@ -122,7 +124,7 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     rewrite: boolean,
     tokens: TokenCredentials | undefined,
   ): PickInfo {
-    const infos = rewrite ? this.rewritingPickInfo : this.pickInfo;
+    const infos = rewrite ? (this.rewritingPickInfo ??= new SmallMap()) : this.pickInfo;
     let info = infos.get(cluster);
     // The cluster's credentials change only when the filter's cache dropped them.
     if (!info || TokenCredentials.in(info) !== tokens) {

@@ -7,7 +7,10 @@ import { status } from '@grpc/grpc-js';
 import {
   ClusterResolver,
   watchClusterTree,
+  type ClusterResolverListener,
+  type ClusterResolverOptions,
   type ClusterTreeHandle,
+  type ClusterTreeListener,
   type ClusterTreeUpdate,
   type DiscoveryMechanism,
   type DnsResolver,
@@ -20,9 +23,14 @@ import {
   type RouteConfigUpdate,
   type VirtualHost,
 } from '../resources/route-config';
+import { SmallMap } from '../small-map';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
-import { ListenerRoutesWatch, type RouteResult } from './listener-routes';
+import {
+  ListenerRoutesWatch,
+  type ListenerRoutesListener,
+  type RouteResult,
+} from './listener-routes';
 import type { ClusterResult, XdsConfig } from './xds-config';
 
 export interface DependencyListener {
@@ -39,21 +47,63 @@ export interface DependencyManagerOptions {
   readonly dnsResolver?: DnsResolver;
 }
 
-/** A cluster named by a route or held by a subscription, and its aggregate tree. */
-interface RootState {
+/**
+ * A cluster named by a route or held by a subscription, and its aggregate tree (whose listener
+ * it is).
+ */
+class RootState implements ClusterTreeListener {
   readonly handle: ClusterTreeHandle;
-  result: { readonly update: ClusterTreeUpdate } | { readonly error: XdsError } | undefined;
+  result: { readonly update: ClusterTreeUpdate } | { readonly error: XdsError } | undefined =
+    undefined;
+
+  constructor(
+    private readonly manager: DependencyManager,
+    client: XdsClient,
+    name: string,
+  ) {
+    this.handle = watchClusterTree(client, name, this);
+  }
+
+  onUpdate(update: ClusterTreeUpdate): void {
+    this.result = { update };
+    this.manager.schedule();
+  }
+
+  onError(error: XdsError): void {
+    this.result = { error };
+    this.manager.schedule();
+  }
 }
 
-/** An EDS or logical DNS cluster reached from some root, and its endpoints. */
-interface LeafState {
-  mechanism: DiscoveryMechanism;
+/** An EDS or logical DNS cluster reached from some root, and its endpoints (its resolver's listener). */
+class LeafState implements ClusterResolverListener {
   readonly resolver: ClusterResolver;
-  priorities: readonly Priority[] | undefined;
-  note: string | undefined;
+  priorities: readonly Priority[] | undefined = undefined;
+  note: string | undefined = undefined;
+
+  constructor(
+    private readonly manager: DependencyManager,
+    client: XdsClient,
+    public mechanism: DiscoveryMechanism,
+    options: ClusterResolverOptions,
+  ) {
+    this.resolver = new ClusterResolver(client, [mechanism], this, options);
+  }
+
+  onUpdate(priorities: readonly Priority[]): void {
+    this.priorities = priorities;
+    this.note = undefined;
+    this.manager.schedule();
+  }
+
+  onError(error: XdsError): void {
+    this.note = error.reason;
+    this.manager.schedule();
+  }
 }
 
-export class DependencyManager {
+/** It is its ListenerRoutesWatch's listener (`onChanged`, `onError`). */
+export class DependencyManager implements ListenerRoutesListener {
   private readonly listenerRoutes: ListenerRoutesWatch;
   private listener: ListenerUpdate | undefined;
   private routeConfig: RouteConfigUpdate | undefined;
@@ -62,11 +112,12 @@ export class DependencyManager {
   private routeError: XdsError | undefined;
   /** The last error reported, so that one cause is reported once. */
   private reportedFatal: string | undefined;
-  private readonly roots = new Map<string, RootState>();
-  private readonly leaves = new Map<string, LeafState>();
-  private readonly subscriptions = new Map<string, number>();
+  // SmallMaps: a channel's roots, leaves and subscriptions are mostly one cluster each.
+  private readonly roots = new SmallMap<string, RootState>();
+  private readonly leaves = new SmallMap<string, LeafState>();
+  private readonly subscriptions = new SmallMap<string, number>();
   /** The clusters the current virtual host's routes name. */
-  private routeNames: ReadonlySet<string> = new Set();
+  private routeNames: readonly string[] = [];
   private scheduled = false;
   private closed = false;
 
@@ -86,10 +137,7 @@ export class DependencyManager {
       listenerName,
       // A server-side Listener (gRFC A36) validates, but a channel cannot use it.
       (listener) => (listener.server ? `Listener ${listenerName} has no api_listener` : undefined),
-      {
-        onChanged: (listener, routes) => this.onListener(listener, routes),
-        onError: (error) => this.onListenerError(error),
-      },
+      this,
     );
   }
 
@@ -111,7 +159,7 @@ export class DependencyManager {
         return;
       }
       this.subscriptions.delete(cluster);
-      if (!this.routeNames.has(cluster)) this.schedule();
+      if (!this.routeNames.includes(cluster)) this.schedule();
     };
   }
 
@@ -133,7 +181,7 @@ export class DependencyManager {
   // ---- Listener and RouteConfiguration ----
 
   /** The Listener and its routes (inline, or what RDS said of them). */
-  private onListener(listener: ListenerUpdate, routes: ReadonlyMap<string, RouteResult>): void {
+  onChanged(listener: ListenerUpdate, routes: ReadonlyMap<string, RouteResult>): void {
     this.listener = listener;
     this.listenerError = undefined;
     const hcm = listener.httpConnectionManager;
@@ -149,7 +197,8 @@ export class DependencyManager {
     this.schedule();
   }
 
-  private onListenerError(error: XdsError): void {
+  /** The Listener is gone, invalid with nothing cached, or a server's. */
+  onError(error: XdsError): void {
     this.listener = undefined;
     this.listenerError = this.forRpcs(error);
     this.routeConfig = undefined;
@@ -174,7 +223,8 @@ export class DependencyManager {
 
   // ---- building the configuration ----
 
-  private schedule(): void {
+  /** Something changed: the configuration is built again at the end of the tick. */
+  schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
     queueMicrotask(() => {
@@ -212,8 +262,9 @@ export class DependencyManager {
       );
     }
     this.reportedFatal = undefined;
-    this.routeNames = routeClusters(virtualHost);
-    const wanted = new Set(this.routeNames);
+    const wanted = routeClusters(virtualHost);
+    // Kept as a list (usually of one): a Set is ~150 bytes with one entry.
+    this.routeNames = [...wanted];
     for (const name of this.subscriptions.keys()) wanted.add(name);
     this.syncClusters(wanted);
     const clusters = this.collectClusters();
@@ -251,20 +302,7 @@ export class DependencyManager {
     }
     for (const name of wanted) {
       if (this.roots.has(name)) continue;
-      const root: RootState = {
-        result: undefined,
-        handle: watchClusterTree(this.client, name, {
-          onUpdate: (update) => {
-            root.result = { update };
-            this.schedule();
-          },
-          onError: (error) => {
-            root.result = { error };
-            this.schedule();
-          },
-        }),
-      };
-      this.roots.set(name, root);
+      this.roots.set(name, new RootState(this, this.client, name));
     }
     this.syncLeaves();
   }
@@ -296,28 +334,8 @@ export class DependencyManager {
         }
         continue;
       }
-      const leaf: LeafState = {
-        mechanism,
-        priorities: undefined,
-        note: undefined,
-        resolver: new ClusterResolver(
-          this.client,
-          [mechanism],
-          {
-            onUpdate: (priorities) => {
-              leaf.priorities = priorities;
-              leaf.note = undefined;
-              this.schedule();
-            },
-            onError: (error) => {
-              leaf.note = error.reason;
-              this.schedule();
-            },
-          },
-          this.options.dnsResolver ? { dnsResolver: this.options.dnsResolver } : {},
-        ),
-      };
-      this.leaves.set(name, leaf);
+      const options = this.options.dnsResolver ? { dnsResolver: this.options.dnsResolver } : {};
+      this.leaves.set(name, new LeafState(this, this.client, mechanism, options));
     }
   }
 

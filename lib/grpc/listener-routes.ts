@@ -5,10 +5,11 @@
 // together with a result (routes or an error) for every name it uses, never half of it.
 
 import { status } from '@grpc/grpc-js';
-import type { WatchHandle } from '../client/cache/resource-watcher';
+import type { ResourceWatcher, WatchHandle } from '../client/cache/resource-watcher';
 import { isXdsError, XdsError } from '../errors';
 import type { HttpConnectionManagerConfig, ListenerUpdate } from '../resources/listener';
 import type { RouteConfigUpdate } from '../resources/route-config';
+import { SmallMap } from '../small-map';
 import { tracer } from '../trace';
 import type { XdsClient } from '../xds-client';
 
@@ -45,13 +46,40 @@ export function connectionManagers(listener: ListenerUpdate): HttpConnectionMana
   return chains.map((chain) => chain.httpConnectionManager);
 }
 
-export class ListenerRoutesWatch {
+/** One RouteConfiguration's watch (it is the watcher) and what it last said. */
+class RoutesEntry implements ResourceWatcher<RouteConfigUpdate> {
+  handle: WatchHandle = NO_WATCH;
+  result: RouteResult | undefined = undefined;
+
+  constructor(
+    private readonly owner: ListenerRoutesWatch,
+    readonly name: string,
+  ) {}
+
+  onResourceChanged(routes: RouteConfigUpdate): void {
+    this.owner.routesChanged(this, routes);
+  }
+
+  onResourceError(error: XdsError): void {
+    this.owner.routesChanged(this, error);
+  }
+
+  onAmbientError(error: XdsError): void {
+    this.owner.onAmbientError(error);
+  }
+}
+
+const NO_WATCH: WatchHandle = { cancel: () => {} };
+
+/**
+ * A Listener's watch and those of the RouteConfigurations it names. It is its Listener watch's
+ * watcher, and each RDS watch's is a RoutesEntry: methods, not closures, for what a channel keeps.
+ */
+export class ListenerRoutesWatch implements ResourceWatcher<ListenerUpdate> {
   private readonly listenerWatch: WatchHandle;
   private listener: ListenerUpdate | undefined;
-  private readonly routes = new Map<
-    string,
-    { readonly handle: WatchHandle; result: RouteResult | undefined }
-  >();
+  /** A SmallMap: a client Listener names one RouteConfiguration. */
+  private readonly routes = new SmallMap<string, RoutesEntry>();
   private closed = false;
 
   constructor(
@@ -60,11 +88,7 @@ export class ListenerRoutesWatch {
     private readonly check: ListenerCheck,
     private readonly out: ListenerRoutesListener,
   ) {
-    this.listenerWatch = client.watchListener(listenerName, {
-      onResourceChanged: (listener) => this.onListener(listener),
-      onResourceError: (error) => this.fail(error),
-      onAmbientError: (error) => this.keep(error),
-    });
+    this.listenerWatch = client.watchListener(listenerName, this);
   }
 
   close(): void {
@@ -74,7 +98,7 @@ export class ListenerRoutesWatch {
     this.dropRoutes(new Set());
   }
 
-  private onListener(listener: ListenerUpdate): void {
+  onResourceChanged(listener: ListenerUpdate): void {
     if (this.closed) return;
     const unusable = this.check(listener);
     if (unusable !== undefined) {
@@ -92,23 +116,29 @@ export class ListenerRoutesWatch {
     this.report();
   }
 
+  onResourceError(error: XdsError): void {
+    this.fail(error);
+  }
+
+  /** A NACK or an outage with a good version cached: keep using it (A88). */
+  onAmbientError(error: XdsError): void {
+    if (trace.enabled) {
+      trace.log(`${this.listenerName}: keeping cached resources: ${error.message}`);
+    }
+  }
+
+  /** What an RDS watch said (through its RoutesEntry). */
+  routesChanged(entry: RoutesEntry, result: RouteResult): void {
+    if (this.closed || this.routes.get(entry.name) !== entry) return;
+    entry.result = result;
+    this.report();
+  }
+
   private watchRoutes(name: string): void {
-    const entry: { handle: WatchHandle; result: RouteResult | undefined } = {
-      handle: { cancel: () => {} },
-      result: undefined,
-    };
+    const entry = new RoutesEntry(this, name);
     this.routes.set(name, entry);
-    const update = (result: RouteResult) => {
-      if (this.closed || this.routes.get(name) !== entry) return;
-      entry.result = result;
-      this.report();
-    };
     try {
-      entry.handle = this.client.watchRouteConfiguration(name, {
-        onResourceChanged: update,
-        onResourceError: update,
-        onAmbientError: (error) => this.keep(error),
-      });
+      entry.handle = this.client.watchRouteConfiguration(name, entry);
     } catch (e) {
       // A name the client refuses (too long to send): the routes cannot be had.
       entry.result = isXdsError(e) ? e : new XdsError(status.INTERNAL, String(e), { cause: e });
@@ -140,12 +170,5 @@ export class ListenerRoutesWatch {
     this.listener = undefined;
     this.dropRoutes(new Set());
     this.out.onError(error);
-  }
-
-  /** A NACK or an outage with a good version cached: keep using it (A88). */
-  private keep(error: XdsError): void {
-    if (trace.enabled) {
-      trace.log(`${this.listenerName}: keeping cached resources: ${error.message}`);
-    }
   }
 }

@@ -16,7 +16,7 @@ import { FailingConfigSelector, XdsConfigSelector } from './config-selector';
 import { FaultInjection } from './fault-injection';
 import { StatefulSessions } from './stateful-session/stateful-session';
 import { GcpAuthn, type AudienceCaches } from './gcp-authn/filter';
-import { DependencyManager, routeClusters } from './dependency-manager';
+import { DependencyManager, routeClusters, type DependencyListener } from './dependency-manager';
 import { grpcDnsResolver } from './dns';
 import { listenerNameFor } from './listener-name';
 import {
@@ -33,16 +33,42 @@ import { RouteTable } from './routing';
 import { ChannelTelemetry } from './telemetry/channel-telemetry';
 import type { XdsConfig } from './xds-config';
 
-/** What one running resolution holds; gone when grpc-js destroys the resolver. */
-interface Running {
-  readonly lease: ClientLease;
+/**
+ * What one running resolution holds; gone when grpc-js destroys the resolver. It is its
+ * dependency manager's listener, and hands what it hears to its resolver with itself, so that
+ * a resolution that was replaced is ignored.
+ */
+class Running implements DependencyListener {
   readonly manager: DependencyManager;
   readonly refs: ClusterRefs;
   /** The last service config handed over: kept when a resource error comes later. */
-  serviceConfig: ServiceConfig | undefined;
-  config: XdsConfig | undefined;
-  /** The GCP authentication filters' token caches, kept across updates (A83). */
-  readonly audienceCaches: AudienceCaches;
+  serviceConfig: ServiceConfig | undefined = undefined;
+  config: XdsConfig | undefined = undefined;
+  /**
+   * The GCP authentication filters' token caches, kept across updates (A83); made with the
+   * first such filter.
+   */
+  audienceCaches: AudienceCaches | undefined = undefined;
+
+  constructor(
+    private readonly resolver: XdsResolver,
+    readonly lease: ClientLease,
+    listenerName: string,
+    dataPlaneAuthority: string,
+  ) {
+    this.manager = new DependencyManager(lease.client, listenerName, dataPlaneAuthority, this, {
+      dnsResolver: grpcDnsResolver,
+    });
+    this.refs = new ClusterRefs(this.manager);
+  }
+
+  onConfig(config: XdsConfig): void {
+    this.resolver.onConfig(this, config);
+  }
+
+  onError(error: XdsError): void {
+    this.resolver.onError(this, error);
+  }
 }
 
 export class XdsResolver implements experimental.Resolver {
@@ -119,34 +145,15 @@ export class XdsResolver implements experimental.Resolver {
     try {
       const client = lease.client;
       const listenerName = listenerNameFor(client.bootstrap, targetAuthority, this.target.path);
-      const dataPlaneAuthority = this.dataPlaneAuthority();
-      let running: Running | undefined = undefined;
-      const manager = new DependencyManager(
-        client,
-        listenerName,
-        dataPlaneAuthority,
-        {
-          onConfig: (config) => running && this.onConfig(running, config),
-          onError: (error) => running && this.onError(running, error),
-        },
-        { dnsResolver: grpcDnsResolver },
-      );
-      running = {
-        lease,
-        manager,
-        refs: new ClusterRefs((cluster) => manager.addClusterSubscription(cluster)),
-        serviceConfig: undefined,
-        config: undefined,
-        audienceCaches: new Map(),
-      };
-      return running;
+      return new Running(this, lease, listenerName, this.dataPlaneAuthority());
     } catch (e) {
       lease.release();
       throw e;
     }
   }
 
-  private onConfig(running: Running, config: XdsConfig): void {
+  /** A configuration from `running`'s dependency manager (through Running). */
+  onConfig(running: Running, config: XdsConfig): void {
     if (this.running !== running) return;
     running.config = config;
     const children: Record<string, object> = {};
@@ -168,7 +175,12 @@ export class XdsResolver implements experimental.Resolver {
     const hcm = config.listener.httpConnectionManager;
     const faults = FaultInjection.for(hcm, config.virtualHost);
     const sessions = StatefulSessions.for(hcm, config.virtualHost);
-    const gcpAuthn = GcpAuthn.for(hcm, config, running.audienceCaches);
+    let gcpAuthn: GcpAuthn | undefined;
+    if (hcm.httpFilters.some((filter) => filter.gcpAuthn)) {
+      gcpAuthn = GcpAuthn.for(hcm, config, (running.audienceCaches ??= new Map()));
+    } else {
+      running.audienceCaches = undefined; // no filter left: no cache either
+    }
     const selector = new XdsConfigSelector(
       table,
       running.refs,
@@ -192,7 +204,7 @@ export class XdsResolver implements experimental.Resolver {
    * The channel cannot route. Before any configuration, that is a resolution error; after one,
    * the LB tree stays (a later fix needs no reconnection) and every RPC fails with the error.
    */
-  private onError(running: Running, error: XdsError): void {
+  onError(running: Running, error: XdsError): void {
     if (this.running !== running) return;
     if (!running.serviceConfig || !running.config) {
       this.reportError(error.message);

@@ -3,7 +3,7 @@ import type { XdsServerConfig } from '../../bootstrap';
 import type { ResourceType } from '../../resources/resource-type';
 import type { XdsError } from '../../errors';
 import { DoesNotExistTimer, type TimedEntry } from './does-not-exist-timer';
-import type { ResourceWatcher } from './resource-watcher';
+import type { ResourceWatcher, WatchHandle } from './resource-watcher';
 
 /**
  * CSDS's client status of a resource. `TIMEOUT` is gRFC A88's: the does-not-exist timer fired
@@ -43,11 +43,37 @@ export function runNotification(notification: Notification): void {
 /** Delivers at once (a timer fired, a TTL ran out). */
 export const deliverNow: Deliver = runNotification;
 
-interface WatcherEntry<T> {
-  readonly watcher: ResourceWatcher<T>;
+/** Told when a resource's last watcher cancels (the client unsubscribes it, at the tick's end). */
+export interface LastWatcherListener<A> {
+  lastWatcherLeft(authority: A, state: ResourceState<unknown>): void;
+}
+
+/**
+ * One watch: its watcher, and its handle. A class whose `cancel` is a method: a channel keeps
+ * one per resource it watches, and a handle of closures was ~0.25 KiB each (bench/RESULTS.md,
+ * heap per channel).
+ */
+class WatcherEntry<T> implements WatchHandle {
   /** Its first delivery is queued; until then it is skipped by broadcasts (it gets the latest). */
-  pendingInitial: boolean;
-  active: boolean;
+  pendingInitial = true;
+  active = true;
+
+  constructor(
+    private readonly state: ResourceState<T>,
+    readonly watcher: ResourceWatcher<T>,
+    private readonly left: LastWatcherListener<unknown> | undefined,
+    private readonly authority: unknown,
+  ) {}
+
+  cancel(): void {
+    if (!this.active) return;
+    this.active = false;
+    const state = this.state;
+    state.removeWatcher(this);
+    if (this.left && state.watcherCount === 0) {
+      this.left.lastWatcherLeft(this.authority, state as ResourceState<unknown>);
+    }
+  }
 }
 
 /**
@@ -58,7 +84,11 @@ interface WatcherEntry<T> {
  * rules live in one place.
  */
 export class ResourceState<T> implements TimedEntry {
-  private readonly watchers = new Set<WatcherEntry<T>>();
+  /**
+   * One watcher as itself, more in a Set (in the order they came): most resources have one
+   * watcher, and a Set is ~150 bytes even with one entry (bench/RESULTS.md, heap per channel).
+   */
+  private watchers: WatcherEntry<T> | Set<WatcherEntry<T>> | undefined;
   private _resource: T | undefined;
   private _bytes: Uint8Array | undefined;
   private _version: string | undefined;
@@ -138,7 +168,8 @@ export class ResourceState<T> implements TimedEntry {
     return this._deletionIgnored;
   }
   get watcherCount(): number {
-    return this.watchers.size;
+    const watchers = this.watchers;
+    return watchers instanceof Set ? watchers.size : watchers ? 1 : 0;
   }
 
   // ---- transitions ----
@@ -275,8 +306,8 @@ export class ResourceState<T> implements TimedEntry {
   dispose(): void {
     this.doesNotExist.stop();
     clearTimeout(this.ttlTimer);
-    for (const entry of this.watchers) entry.active = false;
-    this.watchers.clear();
+    for (const entry of this.watcherList()) entry.active = false;
+    this.watchers = undefined;
   }
 
   private dropResource(): void {
@@ -288,17 +319,33 @@ export class ResourceState<T> implements TimedEntry {
 
   // ---- watchers ----
 
-  /** Adds a watcher; it gets the cached resource and current errors on a later tick. */
-  addWatcher(watcher: ResourceWatcher<T>): () => boolean {
-    const entry: WatcherEntry<T> = { watcher, pendingInitial: true, active: true };
-    this.watchers.add(entry);
+  /**
+   * Adds a watcher; it gets the cached resource and current errors on a later tick. Cancelling
+   * the last watch tells `left`, with `authority`.
+   */
+  addWatcher<A>(
+    watcher: ResourceWatcher<T>,
+    left?: LastWatcherListener<A>,
+    authority?: A,
+  ): WatchHandle {
+    const entry = new WatcherEntry(
+      this,
+      watcher,
+      left as LastWatcherListener<unknown> | undefined,
+      authority,
+    );
+    const watchers = this.watchers;
+    if (watchers instanceof Set) watchers.add(entry);
+    else this.watchers = watchers ? new Set([watchers, entry]) : entry;
     queueMicrotask(() => this.deliverInitial(entry));
-    return () => {
-      if (!entry.active) return false;
-      entry.active = false;
-      this.watchers.delete(entry);
-      return true;
-    };
+    return entry;
+  }
+
+  /** A watch was cancelled (by its WatcherEntry). */
+  removeWatcher(entry: WatcherEntry<T>): void {
+    const watchers = this.watchers;
+    if (watchers instanceof Set) watchers.delete(entry);
+    else if (watchers === entry) this.watchers = undefined;
   }
 
   /** Its watchers get the current resource (what a queued `Notification` of it does). */
@@ -317,9 +364,15 @@ export class ResourceState<T> implements TimedEntry {
   }
 
   private broadcast(call: (watcher: ResourceWatcher<T>) => void): void {
-    for (const entry of [...this.watchers]) {
+    for (const entry of this.watcherList()) {
       if (entry.active && !entry.pendingInitial) invokeWatcher(entry.watcher, call);
     }
+  }
+
+  /** The watchers now (a copy: a watcher called may add or cancel watches). */
+  private watcherList(): readonly WatcherEntry<T>[] {
+    const watchers = this.watchers;
+    return watchers instanceof Set ? [...watchers] : watchers ? [watchers] : [];
   }
 
   /** In order: the cached resource, then this resource's error, then the server's. */

@@ -102,23 +102,15 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
         { typeUrl: type.typeUrl, resourceName: name, nodeId: this.bootstrap.node.id },
       );
       // Through a ResourceState like every other delivery: queued, contained, cancellable.
-      const cancel = ResourceState.failed(type, name, error).addWatcher(watcher);
-      return { cancel: () => void cancel() };
+      return ResourceState.failed(type, name, error).addWatcher(watcher);
     }
     let state = authority.get(type.typeUrl, parsed.canonical) as ResourceState<T> | undefined;
     if (!state) {
       state = new ResourceState(type, parsed.canonical, authority);
       authority.add(state as ResourceState<unknown>);
     }
-    const remove = state.addWatcher(watcher);
-    const owner = state as ResourceState<unknown>;
-    return {
-      cancel: () => {
-        if (remove() && owner.watcherCount === 0) {
-          this.unsubscribe.lastWatcherLeft(authority, owner);
-        }
-      },
-    };
+    // The handle tells the deferred unsubscription when its watch was the resource's last.
+    return state.addWatcher(watcher, this.unsubscribe, authority);
   }
 
   /** Every resource the client knows of, with its CSDS status. */

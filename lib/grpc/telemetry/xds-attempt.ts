@@ -7,6 +7,7 @@
 // wire (compressed, framed) and its status, with no allocation per message.
 import { experimental, status, type Metadata, type StatusObject } from '@grpc/grpc-js';
 import type { AttemptTracer, ClientCallTracer, PickedBackend } from './call-tracer';
+import { SubchannelWrapper } from '../lb/common/subchannel-wrapper';
 
 type PickResult = experimental.PickResult;
 type SubchannelInterface = experimental.SubchannelInterface;
@@ -144,7 +145,7 @@ function telemetrySubchannelOf(subchannel: SubchannelInterface): SubchannelInter
  * Everything as the subchannel it wraps, but its real subchannel creates a stream marked with
  * an attempt through that attempt (any other as the real one would).
  */
-class TelemetrySubchannel extends experimental.BaseSubchannelWrapper {
+class TelemetrySubchannel extends SubchannelWrapper {
   private real: RealSubchannel | undefined;
   private view: RealSubchannel | undefined;
 

@@ -13,6 +13,7 @@ import { waitFor } from '../../helpers/wait';
 import {
   everything,
   routes,
+  sendRpcs,
   startXdsEnv,
   waitForDistribution,
   type XdsEnv,
@@ -181,6 +182,40 @@ describe('e2e: stateful session affinity (A55, A60)', () => {
       landed: { [first.backend]: 20 },
       newCookies: 0,
     });
+  });
+
+  // Without the filter the channel runs no override_host (decision 0084): the filter's arrival
+  // brings it in over the subchannels the channel has.
+  it('a filter a Listener update adds gives sessions from then on, over the connections already open', async () => {
+    serveOne({});
+    const client = env.client();
+    await waitForBackends(client, ['a', 'b', 'c']);
+    assert.deepEqual((await sessionRpc(client)).setCookie, []);
+    serveOne(sessionFilter());
+    const first = await waitFor(
+      'an RPC answered with a cookie once the filter is in the Listener',
+      async () => {
+        const reply = await sessionRpc(client);
+        return reply.setCookie.length > 0 ? reply : undefined;
+      },
+      CONVERGE_MS,
+    );
+    assert.deepEqual(await withCookie(client, cookieOf(first)), {
+      landed: { [first.backend]: 20 },
+      newCookies: 0,
+    });
+    for (const name of ['a', 'b', 'c']) {
+      const peers = env.backends[name]!.peers;
+      assert.equal(peers.size, 1, `${name}: ${[...peers].join(', ')}`);
+    }
+  });
+
+  it('without the filter, a DRAINING endpoint gets no RPCs', async () => {
+    serveOne({}, { [env.backends.c!.address]: 'DRAINING' });
+    const client = env.client();
+    await waitForBackends(client, ['a', 'b']);
+    const counts = await sendRpcs(client, 30);
+    assert.deepEqual([...counts.keys()].sort(), ['a', 'b']);
   });
 
   it('a cookie of an unknown endpoint, or one that is not base64, gets a normal pick and a new cookie', async () => {

@@ -73,7 +73,10 @@ export class CdsLoadBalancer extends SingleChildLoadBalancer {
         resolutionNote,
       );
     }
-    const leaf = leafConfig(cluster);
+    const sessions = xds.listener.httpConnectionManager.httpFilters.some(
+      (filter) => filter.statefulSession !== undefined,
+    );
+    const leaf = leafConfig(cluster, sessions);
     if ('error' in leaf) {
       this.fail(new XdsError(status.UNAVAILABLE, leaf.error, { nodeId: xds.nodeId }));
       return true;

@@ -1,6 +1,7 @@
 // The LB configuration below one leaf cluster (gRFC A37, A52, A55, A74, A75): cluster_impl over
 // override_host (A55: a session's endpoint first; DRAINING endpoints reach it, marked, and no
-// further) over a priority of the cluster's priorities, each with its locality policy —
+// further; left out when the channel has no sessions and the cluster no DRAINING endpoint,
+// decision 0084) over a priority of the cluster's priorities, each with its locality policy —
 // weighted_target over the localities for `wrr_locality`, else the endpoint policy over all of
 // them (ring_hash: one ring over every locality, A42) — and the endpoints, each placed under its
 // [priority, locality] path with its A113 weight.
@@ -54,7 +55,11 @@ function takingNewRpcs(endpoints: readonly Endpoint[], from: number): number {
   return n;
 }
 
-export function leafConfig(leaf: LeafCluster): LeafConfigResult {
+/**
+ * `sessions`: the channel's Listener has a stateful session filter (A55), whose RPCs may name
+ * an endpoint for override_host.
+ */
+export function leafConfig(leaf: LeafCluster, sessions: boolean): LeafConfigResult {
   const { cluster, mechanism, priorities } = leaf;
   const endpoints: Endpoint[] = [];
   const children: { name: string; config: TypedConfig; ignoreReresolutionRequests: boolean }[] = [];
@@ -79,6 +84,14 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
     return { error: `cluster "${cluster.name}" has no usable endpoints: ${why}` };
   }
   const first = priorities[0];
+  const priority = new PriorityConfig(children);
+  // override_host has work only for sessions and DRAINING endpoints (it holds those back from
+  // the policies below, and may keep their connections): without either, it passes every pick
+  // through, and the channel does without it (decision 0084).
+  const overrideHost =
+    sessions || endpoints.some((e) => healthStatusOf(e) === 'DRAINING')
+      ? new OverrideHostConfig(cluster.overrideHostStatus, priority)
+      : priority;
   const clusterImpl = new ClusterImplConfig(
     {
       cluster: cluster.name,
@@ -90,7 +103,7 @@ export function leafConfig(leaf: LeafCluster): LeafConfigResult {
       backendMetrics: cluster.backendMetricPropagation,
       httpConnect: cluster.httpConnect === true,
     },
-    new OverrideHostConfig(cluster.overrideHostStatus, new PriorityConfig(children)),
+    overrideHost,
   );
   // gRFC A50, at A75's place: above cluster_impl, over the whole cluster.
   const od = cluster.outlierDetection;
@@ -126,7 +139,7 @@ function edsChild(
   const localities = priority.localities.map((l) => ({ ...l, endpoints: usable(l.endpoints) }));
   // gRFC A113: the locality's share times the endpoint's, for policies that weigh endpoints.
   const weights = normalizedWeights(localities);
-  if (policy.name === 'wrr_locality') {
+  if (policy.name === 'wrr_locality' && localities.length > 1) {
     const endpointPolicy = endpointPolicyConfig(policy.child);
     if ('error' in endpointPolicy) return endpointPolicy;
     const targets = localities.map((l, i) => {
@@ -138,9 +151,13 @@ function edsChild(
     });
     return { config: new WeightedTargetConfig(targets) };
   }
-  const endpointPolicy = endpointPolicyConfig(policy);
+  // A priority of one locality has its endpoint policy without weighted_target above it: a
+  // weighted_target of one target picks it every time and reports its state (decision 0083).
+  const endpointPolicy = endpointPolicyConfig(
+    policy.name === 'wrr_locality' ? policy.child : policy,
+  );
   if ('error' in endpointPolicy) return endpointPolicy;
-  // One endpoint policy over all localities (ring_hash's one ring, A42).
+  // One endpoint policy over all localities (ring_hash's one ring, A42), or over the one.
   localities.forEach((l, i) => {
     l.endpoints.forEach((e, j) => {
       out.push(withPath(endpointOf(e, l.locality, weights[i]![j]!), [priority.name]));

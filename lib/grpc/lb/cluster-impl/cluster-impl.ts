@@ -40,6 +40,7 @@ import { dropPick } from '../common/pick-results';
 import { reportBackend } from '../../telemetry/xds-call';
 import { withBackendMetrics } from './backend-metrics';
 import { ChildHandler } from '../common/child-handler';
+import { ForwardingHelper } from '../common/forwarding-helper';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
@@ -131,6 +132,31 @@ export class ClusterImplConfig implements TypedConfig {
   }
 }
 
+/** What cluster_impl's child reports to and creates its subchannels through. */
+class ClusterImplChildHelper extends ForwardingHelper {
+  constructor(
+    parent: experimental.ChannelControlHelper,
+    private readonly policy: ClusterImplLoadBalancer,
+  ) {
+    super(parent);
+  }
+
+  override updateState(
+    state: connectivityState,
+    picker: experimental.Picker,
+    message: string | null,
+  ): void {
+    this.policy.onChildState(state, picker, message);
+  }
+
+  override createSubchannel(
+    address: experimental.SubchannelAddress,
+    args: ChannelOptions,
+  ): LocalitySubchannel {
+    return this.policy.createChildSubchannel(address, args);
+  }
+}
+
 export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   private readonly child: experimental.ChildLoadBalancerHandler;
   private settings: ClusterImplSettings | undefined;
@@ -153,33 +179,39 @@ export class ClusterImplLoadBalancer implements experimental.LoadBalancer {
   private subchannelMetrics: SubchannelMetricsConfig | undefined;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.child = new ChildHandler(
-      experimental.createChildChannelControlHelper(helper, {
-        updateState: (state, picker, message) => {
-          this.childState = { state, picker, message };
-          if (!this.updating) this.report();
-        },
-        // Every subchannel remembers its endpoint's locality, for load reports (and its
-        // connections are counted for A94 with the cluster and locality).
-        createSubchannel: (address, args) => {
-          const option = this.security?.option;
-          const withSecurity = option ? { ...args, ...securityOptions(option, address) } : args;
-          // A86: the root swaps in the proxy's address (see names.ts's HTTP_CONNECT_OPTION).
-          const withProxy = this.security?.httpConnect
-            ? { ...withSecurity, [HTTP_CONNECT_OPTION]: 1 }
-            : withSecurity;
-          const subchannel = helper.createSubchannel(address, withProxy);
-          const locality = localityOf(address);
-          const metrics = this.subchannelMetrics;
-          const cluster = this.settings?.cluster;
-          const release =
-            metrics && cluster !== undefined
-              ? watchSubchannel(subchannel, metrics, { cluster, locality })
-              : undefined;
-          return new LocalitySubchannel(subchannel, locality, release);
-        },
-      }),
-    );
+    this.child = new ChildHandler(new ClusterImplChildHelper(helper, this));
+  }
+
+  /** The child's report (through ClusterImplChildHelper). */
+  onChildState(state: connectivityState, picker: experimental.Picker, message: string | null) {
+    this.childState = { state, picker, message };
+    if (!this.updating) this.report();
+  }
+
+  /**
+   * A subchannel for the child (through ClusterImplChildHelper): every subchannel remembers its
+   * endpoint's locality, for load reports (and its connections are counted for A94 with the
+   * cluster and locality).
+   */
+  createChildSubchannel(
+    address: experimental.SubchannelAddress,
+    args: ChannelOptions,
+  ): LocalitySubchannel {
+    const option = this.security?.option;
+    const withSecurity = option ? { ...args, ...securityOptions(option, address) } : args;
+    // A86: the root swaps in the proxy's address (see names.ts's HTTP_CONNECT_OPTION).
+    const withProxy = this.security?.httpConnect
+      ? { ...withSecurity, [HTTP_CONNECT_OPTION]: 1 }
+      : withSecurity;
+    const subchannel = this.helper.createSubchannel(address, withProxy);
+    const locality = localityOf(address);
+    const metrics = this.subchannelMetrics;
+    const cluster = this.settings?.cluster;
+    const release =
+      metrics && cluster !== undefined
+        ? watchSubchannel(subchannel, metrics, { cluster, locality })
+        : undefined;
+    return new LocalitySubchannel(subchannel, locality, release);
   }
 
   updateAddressList(

@@ -17,13 +17,19 @@ import { throughHttpProxy } from '../../http-connect';
 import { addTokenCredentials } from '../../gcp-authn/token-credentials';
 import { dropPick } from '../common/pick-results';
 import { attemptOf } from '../../telemetry/xds-call';
+import { SmallMap } from '../../../small-map';
 import { ChildHandler } from '../common/child-handler';
+import { ForwardingHelper } from '../common/forwarding-helper';
 
 type Endpoint = experimental.Endpoint;
 type TypedConfig = experimental.TypedLoadBalancingConfig;
 
+/** The children's configs by cluster: a Map, or the SmallMap a parsed config has. */
+type ChildConfigs = Pick<ReadonlyMap<string, TypedConfig>, 'has' | 'get'> &
+  Iterable<[string, TypedConfig]>;
+
 export class ClusterManagerConfig implements TypedConfig {
-  constructor(readonly children: ReadonlyMap<string, TypedConfig>) {}
+  constructor(readonly children: ChildConfigs) {}
 
   getLoadBalancerName(): string {
     return POLICY.clusterManager;
@@ -43,7 +49,8 @@ export class ClusterManagerConfig implements TypedConfig {
     if (typeof children !== 'object' || children === null) {
       throw new Error('children must be an object');
     }
-    const parsed = new Map<string, TypedConfig>();
+    // A SmallMap: grpc-js keeps the config, and most channels' routes name one cluster.
+    const parsed = new SmallMap<string, TypedConfig>();
     for (const [name, child] of Object.entries(children)) {
       const list = (child as { child_policy?: unknown })?.child_policy;
       const config = Array.isArray(list)
@@ -56,10 +63,38 @@ export class ClusterManagerConfig implements TypedConfig {
   }
 }
 
-interface Child {
+/**
+ * One cluster's child: its balancer, what it last reported, and the helper its policy talks to
+ * (the child itself).
+ */
+class Child extends ForwardingHelper {
   readonly balancer: experimental.ChildLoadBalancerHandler;
-  state: connectivityState;
+  state = connectivityState.IDLE;
   picker: experimental.Picker;
+
+  constructor(
+    parent: experimental.ChannelControlHelper,
+    private readonly policy: ClusterManagerLoadBalancer,
+    readonly name: string,
+  ) {
+    super(parent);
+    this.picker = new experimental.QueuePicker(policy);
+    this.balancer = new ChildHandler(this);
+  }
+
+  override updateState(state: connectivityState, picker: experimental.Picker): void {
+    this.policy.onChildState(this, state, picker);
+  }
+
+  // At the root, above grpc-js's outlier_detection (which knows endpoints by address): A81's
+  // mark for endpoints with a hostname, and A86's proxy in place of the endpoint's address.
+  override createSubchannel(
+    address: experimental.SubchannelAddress,
+    args: ChannelOptions,
+  ): experimental.SubchannelInterface {
+    const target = throughHttpProxy(address, args);
+    return withHostnameOf(this.parent.createSubchannel(target.address, target.args), address);
+  }
 }
 
 export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
@@ -79,8 +114,9 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     // grpc-js hands the ConfigSelector down in the options, under a key that subchannel
     // arguments keep: a new selector on every update would mean new subchannels, and new
     // connections, for every endpoint. Nothing below this policy needs it.
-    const childOptions = { ...options };
-    delete childOptions[experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY];
+    // A copy without it, not `delete` on a copy: an object a property was deleted from is a
+    // hash table several times the size, and every policy below keeps these options.
+    const { [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: _selector, ...childOptions } = options;
     this.updating = true;
     for (const [name, child] of this.children) {
       if (config.children.has(name)) continue;
@@ -90,7 +126,7 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     for (const [name, childConfig] of config.children) {
       let child = this.children.get(name);
       if (!child) {
-        child = this.createChild(name);
+        child = new Child(this.helper, this, name);
         this.children.set(name, child);
       }
       child.balancer.updateAddressList(endpoints, childConfig, childOptions, resolutionNote);
@@ -100,32 +136,17 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
     return true;
   }
 
-  private createChild(name: string): Child {
-    let child: Child | undefined = undefined;
-    const helper = experimental.createChildChannelControlHelper(this.helper, {
-      updateState: (state, picker) => {
-        if (!child || this.children.get(name) !== child) return;
-        child.state = state;
-        child.picker = picker;
-        if (!this.updating) this.report();
-      },
-      // At the root, above grpc-js's outlier_detection (which knows endpoints by address): A81's
-      // mark for endpoints with a hostname, and A86's proxy in place of the endpoint's address.
-      createSubchannel: (address, args) => {
-        const target = throughHttpProxy(address, args);
-        return withHostnameOf(this.helper.createSubchannel(target.address, target.args), address);
-      },
-    });
-    child = {
-      state: connectivityState.IDLE,
-      picker: new experimental.QueuePicker(this),
-      balancer: new ChildHandler(helper),
-    };
-    return child;
+  /** A child's report (its Child is its policy's helper). */
+  onChildState(child: Child, state: connectivityState, picker: experimental.Picker): void {
+    if (this.children.get(child.name) !== child) return;
+    child.state = state;
+    child.picker = picker;
+    if (!this.updating) this.report();
   }
 
   private report(): void {
-    const pickers = new Map<string, experimental.Picker>();
+    // A SmallMap: one lookup per RPC either way, and mostly one cluster.
+    const pickers = new SmallMap<string, experimental.Picker>();
     for (const [name, child] of this.children) pickers.set(name, child.picker);
     const state = aggregateState([...this.children.values()].map((c) => c.state));
     this.helper.updateState(state, new ClusterManagerPicker(pickers), null);
@@ -157,7 +178,7 @@ export class ClusterManagerLoadBalancer implements experimental.LoadBalancer {
 
 /** Sends each RPC to the child its ConfigSelector chose. */
 class ClusterManagerPicker implements experimental.Picker {
-  constructor(private readonly pickers: ReadonlyMap<string, experimental.Picker>) {}
+  constructor(private readonly pickers: SmallMap<string, experimental.Picker>) {}
 
   pick(args: experimental.PickArgs): experimental.PickResult {
     // A66's attempt starts before its pick, and follows the stream the pick leads to.

@@ -11,6 +11,7 @@
 
 import { experimental } from '@grpc/grpc-js';
 import { hostnameOf } from './endpoint-hostname';
+import { SubchannelWrapper } from './subchannel-wrapper';
 
 type SubchannelAddress = experimental.SubchannelAddress;
 type SubchannelInterface = experimental.SubchannelInterface;
@@ -40,7 +41,7 @@ export function rewriteAuthority(
   return { ...result, subchannel };
 }
 
-class HostnameSubchannel extends experimental.BaseSubchannelWrapper {
+class HostnameSubchannel extends SubchannelWrapper {
   /** The rewriting subchannel, made once per channel authority (one per channel in practice). */
   private rewriter: AuthorityRewritingSubchannel | undefined;
 
@@ -68,7 +69,7 @@ class HostnameSubchannel extends experimental.BaseSubchannelWrapper {
  * as their :authority. A call whose `host` is not the channel's authority keeps it: the
  * application set that one on the call, and A81 lets a per-call authority win.
  */
-class AuthorityRewritingSubchannel extends experimental.BaseSubchannelWrapper {
+class AuthorityRewritingSubchannel extends SubchannelWrapper {
   private real: RealSubchannel | undefined;
   private view: RealSubchannel | undefined;
 

@@ -6,6 +6,7 @@
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
 import { ChildHandler } from './child-handler';
+import { ForwardingHelper } from './forwarding-helper';
 
 type ChannelControlHelper = experimental.ChannelControlHelper;
 type Endpoint = experimental.Endpoint;
@@ -17,7 +18,7 @@ type TypedLoadBalancingConfig = experimental.TypedLoadBalancingConfig;
 export interface ChildEvents<C extends ChildBalancer> {
   /** The child's state, picker or timers changed (already recorded on the child). */
   onChildChange(child: C): void;
-  requestReresolution(child: C): void;
+  onChildReresolution(child: C): void;
   /** The retention timer ran out and the child is destroyed: forget it. */
   onChildExpired(child: C): void;
 }
@@ -37,18 +38,7 @@ export class ChildBalancer {
     protected readonly events: ChildEvents<ChildBalancer>,
   ) {
     // The handler swaps the child's policy gracefully when its name changes in an update.
-    this.handler = new ChildHandler(
-      experimental.createChildChannelControlHelper(parent, {
-        updateState: (state, picker, errorMessage) => {
-          if (this.destroyed) return;
-          this.recordState(state, picker, errorMessage);
-          this.events.onChildChange(this);
-        },
-        requestReresolution: () => {
-          if (!this.destroyed) this.events.requestReresolution(this);
-        },
-      }),
-    );
+    this.handler = new ChildHandler(new ChildBalancerHelper(parent, this));
     this.picker = new experimental.QueuePicker(this.handler as LoadBalancer);
   }
 
@@ -59,6 +49,18 @@ export class ChildBalancer {
     resolutionNote: string,
   ): boolean {
     return this.handler.updateAddressList(endpoints, config, options, resolutionNote);
+  }
+
+  /** The child policy reported (through ChildBalancerHelper). */
+  onChildState(state: connectivityState, picker: Picker, errorMessage: string | null): void {
+    if (this.destroyed) return;
+    this.recordState(state, picker, errorMessage);
+    this.events.onChildChange(this);
+  }
+
+  /** The child policy asked for re-resolution (through ChildBalancerHelper). */
+  onChildReresolution(): void {
+    if (!this.destroyed) this.events.onChildReresolution(this);
   }
 
   /** Subclasses watch transitions here (the state before is still in `this.state`). */
@@ -101,6 +103,24 @@ export class ChildBalancer {
     this.destroyed = true;
     this.reactivate();
     this.handler.destroy();
+  }
+}
+
+/** What a child's policy reports to: its ChildBalancer, and the parent's helper for the rest. */
+class ChildBalancerHelper extends ForwardingHelper {
+  constructor(
+    parent: ChannelControlHelper,
+    private readonly child: ChildBalancer,
+  ) {
+    super(parent);
+  }
+
+  override updateState(state: connectivityState, picker: Picker, errorMessage: string | null) {
+    this.child.onChildState(state, picker, errorMessage);
+  }
+
+  override requestReresolution(): void {
+    this.child.onChildReresolution();
   }
 }
 

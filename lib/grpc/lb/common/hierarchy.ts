@@ -3,6 +3,7 @@
 // its name, with that level taken off the path.
 
 import type { experimental } from '@grpc/grpc-js';
+import { SmallMap } from '../../../small-map';
 
 type Endpoint = experimental.Endpoint;
 
@@ -22,14 +23,19 @@ export function withPath(endpoint: Endpoint, path: readonly string[]): PathedEnd
  */
 export function groupByFirstPathElement(
   endpoints: readonly Endpoint[],
-): Map<string, PathedEndpoint[]> {
-  const groups = new Map<string, PathedEndpoint[]>();
+): SmallMap<string, PathedEndpoint[]> {
+  // A SmallMap: the priority policy keeps its groups, mostly one.
+  const groups = new SmallMap<string, PathedEndpoint[]>();
   for (const endpoint of endpoints as readonly PathedEndpoint[]) {
-    const [first, ...rest] = endpoint.xdsClientPath ?? [];
+    const path = endpoint.xdsClientPath;
+    const first = path?.[0];
     if (first === undefined) continue;
     let group = groups.get(first);
     if (!group) groups.set(first, (group = []));
-    group.push({ ...endpoint, xdsClientPath: rest });
+    group.push({ ...endpoint, xdsClientPath: path!.slice(1) });
   }
+  // The children keep their groups: copies of their own length (an array grown by push keeps
+  // room for 17 elements; slice's are as long as they hold).
+  for (const [name, group] of groups) groups.set(name, group.slice());
   return groups;
 }

@@ -8,6 +8,7 @@
 import { experimental } from '@grpc/grpc-js';
 import type { ClusterLoad, LoadLocality, LocalityLoad } from '../../../client/lrs/load-store';
 import { localityLabel } from '../../telemetry/labels';
+import { SubchannelWrapper } from './subchannel-wrapper';
 
 type SubchannelAddress = experimental.SubchannelAddress;
 
@@ -26,7 +27,7 @@ export function localityOf(address: SubchannelAddress): LoadLocality | undefined
   return (address as LocalityAddress).xdsClientLocality;
 }
 
-export class LocalitySubchannel extends experimental.BaseSubchannelWrapper {
+export class LocalitySubchannel extends SubchannelWrapper {
   private cachedFor: ClusterLoad | undefined;
   private cached: LocalityLoad | undefined;
   private label: string | undefined;

@@ -13,6 +13,7 @@ import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc
 import { POLICY } from '../../names';
 import { countPickedCall, InFlight } from '../common/call-slots';
 import { failingPicker } from '../common/pick-results';
+import { ForwardingHelper } from '../common/forwarding-helper';
 
 type Endpoint = experimental.Endpoint;
 type Picker = experimental.Picker;
@@ -57,6 +58,20 @@ interface Child {
   readonly inFlight: InFlight;
 }
 
+/** What the policy's leaves report to. */
+class LeastRequestChildHelper extends ForwardingHelper {
+  constructor(
+    parent: experimental.ChannelControlHelper,
+    private readonly policy: LeastRequestLoadBalancer,
+  ) {
+    super(parent);
+  }
+
+  override updateState(_state: unknown, _picker: unknown, errorMessage: string | null): void {
+    this.policy.onChildState(errorMessage);
+  }
+}
+
 export class LeastRequestLoadBalancer implements experimental.LoadBalancer {
   /** By endpoint (its addresses): an endpoint listed twice gets one leaf (A48). */
   private children = new Map<string, Child>();
@@ -66,12 +81,13 @@ export class LeastRequestLoadBalancer implements experimental.LoadBalancer {
   private readonly childHelper: experimental.ChannelControlHelper;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.childHelper = experimental.createChildChannelControlHelper(helper, {
-      updateState: (_state, _picker, errorMessage) => {
-        if (errorMessage) this.lastError = errorMessage;
-        this.report();
-      },
-    });
+    this.childHelper = new LeastRequestChildHelper(helper, this);
+  }
+
+  /** A leaf's report (through LeastRequestChildHelper). */
+  onChildState(errorMessage: string | null): void {
+    if (errorMessage) this.lastError = errorMessage;
+    this.report();
   }
 
   updateAddressList(

@@ -10,6 +10,7 @@ import { connectivityState, experimental } from '@grpc/grpc-js';
 import type { OverrideHostStatus } from '../../../resources/cluster';
 import type { EndpointHealthStatus } from '../../../resources/endpoint';
 import { healthStatusOf } from './config';
+import { SubchannelWrapper } from '../common/subchannel-wrapper';
 
 type Endpoint = experimental.Endpoint;
 type SubchannelInterface = experimental.SubchannelInterface;
@@ -24,7 +25,7 @@ export interface AddressEntry {
 }
 
 /** A subchannel of the child policy, watched by the map. */
-export class OverrideHostSubchannel extends experimental.BaseSubchannelWrapper {
+export class OverrideHostSubchannel extends SubchannelWrapper {
   /** The child policy's refs. */
   private childRefs = 0;
   state: connectivityState;
@@ -84,7 +85,8 @@ export class OverrideHostSubchannel extends experimental.BaseSubchannelWrapper {
 
 export class AddressMap {
   private readonly entries = new Map<string, AddressEntry>();
-  private statuses: ReadonlySet<string> = new Set();
+  /** The cluster's override_host_status (at most three: a list is as quick as a Set, and smaller). */
+  private statuses: readonly string[] = [];
 
   /** `changed` is called when an overridable entry's subchannel changes state. */
   constructor(private readonly changed: () => void) {}
@@ -95,7 +97,7 @@ export class AddressMap {
 
   /** A session may go to this entry's endpoint: its health is in override_host_status. */
   overridable(entry: AddressEntry): boolean {
-    return this.statuses.has(entry.health);
+    return this.statuses.includes(entry.health);
   }
 
   /**
@@ -103,7 +105,7 @@ export class AddressMap {
    * but the DRAINING ones, whatever override_host_status says.
    */
   update(endpoints: readonly Endpoint[], statuses: readonly OverrideHostStatus[]): Endpoint[] {
-    this.statuses = new Set(statuses);
+    this.statuses = statuses;
     const seen = new Set<string>();
     const forChild: Endpoint[] = [];
     for (const endpoint of endpoints) {
@@ -177,7 +179,7 @@ export class AddressMap {
   private keepIfDraining(entry: AddressEntry): void {
     const keep =
       entry.health === 'DRAINING' &&
-      this.statuses.has('DRAINING') &&
+      this.statuses.includes('DRAINING') &&
       entry.subchannel !== undefined;
     if (keep && !entry.owned) {
       entry.subchannel!.unwrap().ref();

@@ -11,10 +11,32 @@ import { sessionCallOf, type SessionCall } from '../../stateful-session/session-
 import { AddressMap, OverrideHostSubchannel } from './address-map';
 import { OverrideHostConfig } from './config';
 import { ChildHandler } from '../common/child-handler';
+import { ForwardingHelper } from '../common/forwarding-helper';
 
 type Picker = experimental.Picker;
 type PickResult = experimental.PickResult;
 type SubchannelAddress = experimental.SubchannelAddress;
+
+/** What override_host's child reports to and creates its subchannels through. */
+class OverrideHostChildHelper extends ForwardingHelper {
+  constructor(
+    parent: experimental.ChannelControlHelper,
+    private readonly policy: OverrideHostLoadBalancer,
+  ) {
+    super(parent);
+  }
+
+  override updateState(state: connectivityState, picker: Picker, message: string | null): void {
+    this.policy.onChildState(state, picker, message);
+  }
+
+  override createSubchannel(
+    address: SubchannelAddress,
+    args: ChannelOptions,
+  ): experimental.SubchannelInterface {
+    return this.policy.createChildSubchannel(address, args);
+  }
+}
 
 export class OverrideHostLoadBalancer implements experimental.LoadBalancer {
   private readonly child: experimental.ChildLoadBalancerHandler;
@@ -25,18 +47,23 @@ export class OverrideHostLoadBalancer implements experimental.LoadBalancer {
   private reportScheduled = false;
 
   constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.child = new ChildHandler(
-      experimental.createChildChannelControlHelper(helper, {
-        updateState: (state, picker, message) => {
-          this.childState = { state, picker, message };
-          if (!this.updating) this.report();
-        },
-        createSubchannel: (address: SubchannelAddress, args: ChannelOptions) =>
-          this.map.adopt(
-            helper.createSubchannel(address, args),
-            experimental.subchannelAddressToString(address),
-          ),
-      }),
+    this.child = new ChildHandler(new OverrideHostChildHelper(helper, this));
+  }
+
+  /** The child's report (through OverrideHostChildHelper). */
+  onChildState(state: connectivityState, picker: Picker, message: string | null): void {
+    this.childState = { state, picker, message };
+    if (!this.updating) this.report();
+  }
+
+  /** A subchannel for the child (through OverrideHostChildHelper), known by its address. */
+  createChildSubchannel(
+    address: SubchannelAddress,
+    args: ChannelOptions,
+  ): experimental.SubchannelInterface {
+    return this.map.adopt(
+      this.helper.createSubchannel(address, args),
+      experimental.subchannelAddressToString(address),
     );
   }
 

@@ -15,10 +15,9 @@ export class PriorityChild extends ChildBalancer {
   constructor(
     name: string,
     parent: experimental.ChannelControlHelper,
-    events: ChildEvents<PriorityChild>,
-    private readonly failoverTimeoutMs: () => number,
+    private readonly policy: ChildEvents<PriorityChild> & { readonly failoverTimeoutMs: number },
   ) {
-    super(name, parent, events);
+    super(name, parent, policy as ChildEvents<ChildBalancer>);
     // A56: the timer starts when the child is created.
     this.startFailoverTimer();
   }
@@ -70,7 +69,7 @@ export class PriorityChild extends ChildBalancer {
       this.failoverTimer = null;
       // The child now counts as failed: the priority chooses again.
       this.events.onChildChange(this);
-    }, this.failoverTimeoutMs());
+    }, this.policy.failoverTimeoutMs);
     // A channel being closed, or a process exiting, never waits for failover.
     this.failoverTimer.unref();
   }

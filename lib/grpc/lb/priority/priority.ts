@@ -27,6 +27,7 @@ import {
   selectChildConfig,
   type ChildEvents,
 } from '../common/child-balancer';
+import { SmallMap } from '../../../small-map';
 import { groupByFirstPathElement } from '../common/hierarchy';
 import { PriorityChild } from './priority-child';
 
@@ -71,7 +72,12 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
       if (seen.has(child.name)) throw new Error(`child "${child.name}" listed twice`);
       seen.add(child.name);
     }
-    this.children = Object.freeze(children.map((child) => Object.freeze({ ...child })));
+    // Copies, not frozen: V8 gives each frozen copy a hidden class of its own.
+    this.children = children.map(({ name, config, ignoreReresolutionRequests }) => ({
+      name,
+      config,
+      ignoreReresolutionRequests,
+    }));
   }
 
   getLoadBalancerName(): string {
@@ -122,15 +128,17 @@ export class PriorityConfig implements TypedLoadBalancingConfig {
   }
 }
 
-export class PriorityLoadBalancer implements experimental.LoadBalancer {
-  private readonly children = new Map<string, PriorityChild>();
-  private readonly events: ChildEvents<PriorityChild>;
+export class PriorityLoadBalancer implements experimental.LoadBalancer, ChildEvents<PriorityChild> {
+  /** A SmallMap: most clusters have one priority. */
+  private readonly children = new SmallMap<string, PriorityChild>();
   private config: PriorityConfig | null = null;
-  private endpoints: StatusOr<Endpoint[]> = experimental.statusOrFromValue([]);
-  private groups = new Map<string, Endpoint[]>();
+  /** The resolver's error, when the last update had one instead of endpoints. */
+  private endpointsError: StatusOr<Endpoint[]> | null = null;
+  private groups = new SmallMap<string, Endpoint[]>();
   private options: ChannelOptions = {};
   private resolutionNote = '';
-  private failoverTimeoutMs = DEFAULT_FAILOVER_TIMEOUT_MS;
+  /** A56's failover timeout, from the channel options (each child's timer reads it). */
+  failoverTimeoutMs = DEFAULT_FAILOVER_TIMEOUT_MS;
   private retentionMs = DEFAULT_PRIORITY_RETENTION_MS;
   private current: PriorityChild | null = null;
   /** Set while a parent update is applied: children's reports are recorded, not acted on. */
@@ -145,22 +153,24 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
   private emptyListPicker: experimental.Picker | null = null;
   private destroyed = false;
 
-  constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.events = {
-      onChildChange: () => {
-        if (!this.updatesPaused && !this.destroyed) this.chooseAndReport(false);
-      },
-      requestReresolution: (child) => {
-        if (!child.ignoreReresolutionRequests) this.helper.requestReresolution();
-      },
-      onChildExpired: (child) => {
-        if (this.children.get(child.name) === child) this.children.delete(child.name);
-        if (this.current === child) {
-          this.current = null;
-          this.chooseAndReport(false);
-        }
-      },
-    };
+  constructor(private readonly helper: experimental.ChannelControlHelper) {}
+
+  // What the children report (ChildEvents): methods, not an object of closures per policy.
+
+  onChildChange(): void {
+    if (!this.updatesPaused && !this.destroyed) this.chooseAndReport(false);
+  }
+
+  onChildReresolution(child: PriorityChild): void {
+    if (!child.ignoreReresolutionRequests) this.helper.requestReresolution();
+  }
+
+  onChildExpired(child: PriorityChild): void {
+    if (this.children.get(child.name) === child) this.children.delete(child.name);
+    if (this.current === child) {
+      this.current = null;
+      this.chooseAndReport(false);
+    }
   }
 
   updateAddressList(
@@ -171,8 +181,8 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
   ): boolean {
     if (!(lbConfig instanceof PriorityConfig) || this.destroyed) return false;
     this.config = lbConfig;
-    this.endpoints = endpoints;
-    this.groups = endpoints.ok ? groupByFirstPathElement(endpoints.value) : new Map();
+    this.endpointsError = endpoints.ok ? null : endpoints;
+    this.groups = endpoints.ok ? groupByFirstPathElement(endpoints.value) : new SmallMap();
     this.options = options;
     this.resolutionNote = resolutionNote;
     this.failoverTimeoutMs = msOption(
@@ -229,9 +239,8 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
 
   private updateChild(child: PriorityChild, entry: PriorityChildConfig): void {
     child.ignoreReresolutionRequests = entry.ignoreReresolutionRequests;
-    const endpoints = this.endpoints.ok
-      ? experimental.statusOrFromValue(this.groups.get(entry.name) ?? [])
-      : this.endpoints;
+    const endpoints =
+      this.endpointsError ?? experimental.statusOrFromValue(this.groups.get(entry.name) ?? []);
     child.update(endpoints, entry.config, this.options, this.resolutionNote);
   }
 
@@ -287,7 +296,7 @@ export class PriorityLoadBalancer implements experimental.LoadBalancer {
       child.reactivate();
       return child;
     }
-    child = new PriorityChild(entry.name, this.helper, this.events, () => this.failoverTimeoutMs);
+    child = new PriorityChild(entry.name, this.helper, this);
     this.children.set(entry.name, child);
     if (trace.enabled) trace.log(`creating child ${entry.name}`);
     this.updateChild(child, entry);

@@ -2,13 +2,14 @@
 // addresses), created up front and connected only when a pick (or the policy, A61) asks.
 
 import { connectivityState, experimental, type ChannelOptions } from '@grpc/grpc-js';
+import { ForwardingHelper } from '../common/forwarding-helper';
 
 type Endpoint = experimental.Endpoint;
 type Picker = experimental.Picker;
 type ChannelControlHelper = experimental.ChannelControlHelper;
 
-/** One endpoint: its leaf balancer, as it last reported. */
-export class EndpointChild {
+/** One endpoint: its leaf balancer, as it last reported; the leaf's helper is the child itself. */
+export class EndpointChild extends ForwardingHelper {
   state: connectivityState = connectivityState.IDLE;
   picker: Picker;
   errorMessage: string | null = null;
@@ -24,19 +25,19 @@ export class EndpointChild {
     helper: ChannelControlHelper,
     options: ChannelOptions,
     resolutionNote: string,
-    onChange: () => void,
+    private readonly onChange: () => void,
   ) {
-    const childHelper = experimental.createChildChannelControlHelper(helper, {
-      updateState: (state, picker, errorMessage) => {
-        if (this.destroyed) return;
-        this.state = state;
-        this.picker = picker;
-        if (errorMessage) this.errorMessage = errorMessage;
-        onChange();
-      },
-    });
-    this.leaf = new experimental.LeafLoadBalancer(endpoint, childHelper, options, resolutionNote);
+    super(helper);
+    this.leaf = new experimental.LeafLoadBalancer(endpoint, this, options, resolutionNote);
     this.picker = this.leaf.getPicker();
+  }
+
+  override updateState(state: connectivityState, picker: Picker, errorMessage: string | null) {
+    if (this.destroyed) return;
+    this.state = state;
+    this.picker = picker;
+    if (errorMessage) this.errorMessage = errorMessage;
+    this.onChange();
   }
 
   update(endpoint: Endpoint, options: ChannelOptions): void {

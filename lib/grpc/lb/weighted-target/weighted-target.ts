@@ -72,7 +72,8 @@ export class WeightedTargetConfig implements TypedLoadBalancingConfig {
       seen.add(target.name);
       checkWeight(target.weight, `weighted_target: targets["${target.name}"].weight`);
     }
-    this.targets = Object.freeze(targets.map((target) => Object.freeze({ ...target })));
+    // Copies, not frozen: V8 gives each frozen copy a hidden class of its own.
+    this.targets = targets.map(({ name, weight, config }) => ({ name, weight, config }));
   }
 
   getLoadBalancerName(): string {
@@ -117,17 +118,15 @@ export class WeightedTargetConfig implements TypedLoadBalancingConfig {
 
 /** Picks a READY target at random by weight; the target's pick result is returned untouched. */
 class WeightedPicker implements Picker {
-  private readonly cumulative: number[] = [];
-  private readonly pickers: Picker[] = [];
+  private readonly cumulative: number[];
+  private readonly pickers: Picker[];
   private readonly total: number;
 
   constructor(targets: readonly { weight: number; picker: Picker }[]) {
+    // Made by map, not push: an array grown by push keeps room for 17 elements.
     let total = 0;
-    for (const { weight, picker } of targets) {
-      total += weight;
-      this.cumulative.push(total);
-      this.pickers.push(picker);
-    }
+    this.cumulative = targets.map(({ weight }) => (total += weight));
+    this.pickers = targets.map(({ picker }) => picker);
     this.total = total;
   }
 
@@ -145,26 +144,29 @@ class WeightedPicker implements Picker {
   }
 }
 
-export class WeightedTargetLoadBalancer implements experimental.LoadBalancer {
+export class WeightedTargetLoadBalancer
+  implements experimental.LoadBalancer, ChildEvents<ChildBalancer>
+{
   private readonly targets = new Map<string, ChildBalancer>();
-  private readonly events: ChildEvents<ChildBalancer>;
   private config: WeightedTargetConfig | null = null;
   private updatesPaused = false;
   private destroyed = false;
 
-  constructor(private readonly helper: experimental.ChannelControlHelper) {
-    this.events = {
-      onChildChange: (child) => {
-        // A deactivated target's news changes nothing the channel sees.
-        if (!this.updatesPaused && !this.destroyed && !child.deactivated) this.report();
-      },
-      requestReresolution: (child) => {
-        if (!child.deactivated) this.helper.requestReresolution();
-      },
-      onChildExpired: (child) => {
-        if (this.targets.get(child.name) === child) this.targets.delete(child.name);
-      },
-    };
+  constructor(private readonly helper: experimental.ChannelControlHelper) {}
+
+  // What the targets report (ChildEvents): methods, not an object of closures per policy.
+
+  onChildChange(child: ChildBalancer): void {
+    // A deactivated target's news changes nothing the channel sees.
+    if (!this.updatesPaused && !this.destroyed && !child.deactivated) this.report();
+  }
+
+  onChildReresolution(child: ChildBalancer): void {
+    if (!child.deactivated) this.helper.requestReresolution();
+  }
+
+  onChildExpired(child: ChildBalancer): void {
+    if (this.targets.get(child.name) === child) this.targets.delete(child.name);
   }
 
   updateAddressList(
@@ -194,7 +196,7 @@ export class WeightedTargetLoadBalancer implements experimental.LoadBalancer {
         else
           this.targets.set(
             target.name,
-            (child = new ChildBalancer(target.name, this.helper, this.events)),
+            (child = new ChildBalancer(target.name, this.helper, this)),
           );
         child.update(
           endpoints.ok ? experimental.statusOrFromValue(groups.get(target.name) ?? []) : endpoints,
