@@ -5,7 +5,7 @@
 // per endpoint in an `xds:` channel's tree (bench/RESULTS.md, heap per channel). Here the
 // listeners are in arrays made when the first comes, and the child is watched from the first
 // health listener on, which is when its health changes have someone to tell.
-import type { connectivityState, experimental } from '@grpc/grpc-js';
+import { experimental, type connectivityState } from '@grpc/grpc-js';
 
 type SubchannelInterface = experimental.SubchannelInterface;
 type HealthListener = experimental.HealthListener;
@@ -123,3 +123,32 @@ export abstract class SubchannelWrapper implements SubchannelInterface {
     return this.child.getChannel();
   }
 }
+
+/**
+ * Gives `wrapper` a method for each one grpc-js's base wrapper (`base`, its prototype) has and
+ * `wrapper` lacks, forwarding to the wrapped subchannel as the base would: a grpc-js release that
+ * adds a method to SubchannelInterface finds it on our wrappers too. Returns the names added.
+ */
+export function forwardMissingMethods(
+  base: object,
+  wrapper: abstract new (...args: never[]) => SubchannelWrapper,
+): string[] {
+  const added: string[] = [];
+  for (const name of Object.getOwnPropertyNames(base)) {
+    if (name === 'constructor' || name in wrapper.prototype) continue;
+    if (typeof Object.getOwnPropertyDescriptor(base, name)?.value !== 'function') continue;
+    Object.defineProperty(wrapper.prototype, name, {
+      configurable: true,
+      writable: true,
+      value(this: SubchannelWrapper, ...args: unknown[]): unknown {
+        const child = (this as unknown as { child: Record<string, (...a: unknown[]) => unknown> })
+          .child;
+        return child[name]!(...args);
+      },
+    });
+    added.push(name);
+  }
+  return added;
+}
+
+forwardMissingMethods(experimental.BaseSubchannelWrapper.prototype, SubchannelWrapper);
