@@ -139,6 +139,7 @@ class ClusterTree implements ClusterTreeHandle {
   /** A SmallMap: most trees are one cluster. */
   private readonly entries = new SmallMap<string, ClusterEntry>();
   private cancelled = false;
+  private detached: (() => void) | undefined = undefined;
   private scheduled = false;
   /** What was last delivered, for change detection: its own copy of the clusters. */
   private delivered:
@@ -160,7 +161,12 @@ class ClusterTree implements ClusterTreeHandle {
     if (this.entryFor(root).error) this.schedule();
   }
 
-  cancel(): void {
+  /** Made when first asked for: it works taken off the handle, as the handle's closure did. */
+  get cancel(): () => void {
+    return (this.detached ??= () => this.stop());
+  }
+
+  private stop(): void {
     if (this.cancelled) return;
     this.cancelled = true;
     for (const entry of this.entries.values()) entry.handle.cancel();

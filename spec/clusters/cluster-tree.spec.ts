@@ -338,6 +338,17 @@ describe('cluster tree', () => {
     rec.expectNothingYet();
   });
 
+  it("a tree's cancel works called off its handle", async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [aggregateCluster('A', ['B']), edsCluster('B')]);
+    const rec = new RecordingWatcher<ClusterTreeUpdate>();
+    const { cancel } = watchClusterTree(env.client, 'A', rec);
+    await rec.update();
+    cancel();
+    await waitForSubscription(env.server, []);
+    rec.expectNothingYet();
+  });
+
   it('a closed client is an error reported later not a throw', async () => {
     env = await startEnv();
     const client = env.newClient();

@@ -174,6 +174,23 @@ describe('ADS stream', () => {
     w2.expectNothingYet();
   });
 
+  it('a watch handle cancels when its cancel is called off the handle', async () => {
+    env = await startEnv();
+    env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    const w = new RecordingWatcher<ClusterUpdate>();
+    const wb = new RecordingWatcher<ClusterUpdate>();
+    // As an effect cleanup or an abort listener takes it: the function alone.
+    const { cancel } = env.client.watchCluster('A', w);
+    env.client.watchCluster('B', wb);
+    await w.next('changed');
+    await wb.next('changed');
+    await settled(env.server);
+    const mark = env.server.requests.length;
+    cancel();
+    const r = await env.server.waitForRequest((q) => q.typeUrl === CDS, { after: mark });
+    assert.deepEqual(r.resourceNames, ['B']);
+  });
+
   it('cancel and rewatch in the same tick keeps the cached resource', async () => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A')]);

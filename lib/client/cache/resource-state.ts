@@ -49,14 +49,16 @@ export interface LastWatcherListener<A> {
 }
 
 /**
- * One watch: its watcher, and its handle. A class whose `cancel` is a method: a channel keeps
+ * One watch: its watcher, and its handle. A class, not an object of closures: a channel keeps
  * one per resource it watches, and a handle of closures was ~0.25 KiB each (bench/RESULTS.md,
- * heap per channel).
+ * heap per channel). `cancel` is a function made when first asked for, so that it works taken
+ * off the handle (`const { cancel } = client.watch(…)`), as the handle's closure did.
  */
 class WatcherEntry<T> implements WatchHandle {
   /** Its first delivery is queued; until then it is skipped by broadcasts (it gets the latest). */
   pendingInitial = true;
   active = true;
+  private detached: (() => void) | undefined = undefined;
 
   constructor(
     private readonly state: ResourceState<T>,
@@ -65,7 +67,11 @@ class WatcherEntry<T> implements WatchHandle {
     private readonly authority: unknown,
   ) {}
 
-  cancel(): void {
+  get cancel(): () => void {
+    return (this.detached ??= () => this.stop());
+  }
+
+  private stop(): void {
     if (!this.active) return;
     this.active = false;
     const state = this.state;
