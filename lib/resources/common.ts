@@ -65,6 +65,16 @@ export function validateCidrRange(
 }
 
 /**
+ * A module loaded the first time the returned function is called, not with the package
+ * (decision 0080): a resource type's validator loads when the type's first request is written
+ * (`prepare`, decision 0086), or else with its first resource.
+ */
+export function onFirstUse<M>(load: () => M): () => M {
+  let loaded: M | undefined;
+  return () => (loaded ??= load());
+}
+
+/**
  * Runs a validator over decoded bytes and packages the outcome as a DecodeResult: bytes that do
  * not parse give a nameless error; a validator that throws (a bug) is reported, never rethrown.
  */

@@ -1,13 +1,10 @@
 // The Cluster (CDS) resource type: what the client core needs to decode and validate it.
 import { messageCodec } from '../../codec';
-import { decodeAndValidate, peekNameField } from '../common';
+import { decodeAndValidate, onFirstUse, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { ClusterUpdate } from './update';
 
-// The validator loads with the first resource to decode, not with the package (decision 0080).
-let validateClusterModule: typeof import('./validate') | undefined;
-const validator = (): typeof import('./validate').validateCluster =>
-  (validateClusterModule ??= require('./validate') as typeof import('./validate')).validateCluster;
+const validation = onFirstUse(() => require('./validate') as typeof import('./validate'));
 
 export type {
   AggregateClusterUpdate,
@@ -42,7 +39,7 @@ export const clusterResourceType: ResourceType<ClusterUpdate> = Object.freeze<
       codec.decode,
       (c) => c.name,
       (cluster, errors) => {
-        const update = validator()(cluster, errors, context);
+        const update = validation().validateCluster(cluster, errors, context);
         // validateCluster returns undefined only after recording an error, and decodeAndValidate
         // drops the value whenever there is one.
         if (update === undefined && errors.isEmpty) errors.add('internal error: no update built');
@@ -53,6 +50,6 @@ export const clusterResourceType: ResourceType<ClusterUpdate> = Object.freeze<
   peekName: peekNameField,
   prepare: () => {
     codec.prepareDecode();
-    validator();
+    validation();
   },
 });

@@ -1,15 +1,11 @@
 // The ClusterLoadAssignment (EDS) resource type: what the client core needs to decode and
 // validate it.
 import { messageCodec } from '../../codec';
-import { decodeAndValidate, peekNameField } from '../common';
+import { decodeAndValidate, onFirstUse, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { EndpointUpdate } from './update';
 
-// The validator loads with the first resource to decode, not with the package (decision 0080).
-let validateEndpointsModule: typeof import('./validate') | undefined;
-const validator = (): typeof import('./validate').validateEndpoints =>
-  (validateEndpointsModule ??= require('./validate') as typeof import('./validate'))
-    .validateEndpoints;
+const validation = onFirstUse(() => require('./validate') as typeof import('./validate'));
 
 export type {
   DropOverload,
@@ -37,7 +33,7 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze<
       codec.decode,
       (assignment) => assignment.clusterName,
       (assignment, errors) => {
-        const update = validator()(assignment, errors);
+        const update = validation().validateEndpoints(assignment, errors);
         // validateEndpoints returns undefined only after recording an error, and
         // decodeAndValidate drops the value whenever there is one.
         if (update === undefined && errors.isEmpty) errors.add('internal error: no update built');
@@ -48,6 +44,6 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze<
   peekName: peekNameField,
   prepare: () => {
     codec.prepareDecode();
-    validator();
+    validation();
   },
 });

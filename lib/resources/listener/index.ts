@@ -1,14 +1,10 @@
 // The Listener resource type (LDS, client side): what the client core needs to decode it.
 import { messageCodec } from '../../codec';
-import { decodeAndValidate, peekNameField } from '../common';
+import { decodeAndValidate, onFirstUse, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { ListenerUpdate } from './update';
 
-// The validator loads with the first resource to decode, not with the package (decision 0080).
-let validateListenerModule: typeof import('./validate') | undefined;
-const validator = (): typeof import('./validate').validateListener =>
-  (validateListenerModule ??= require('./validate') as typeof import('./validate'))
-    .validateListener;
+const validation = onFirstUse(() => require('./validate') as typeof import('./validate'));
 
 export type {
   DownstreamTlsConfig,
@@ -33,13 +29,13 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = {
       codec.decode,
       (listener) => listener.name,
       (listener, errors) =>
-        validator()(listener, errors, context?.certificateProviders, {
+        validation().validateListener(listener, errors, context?.certificateProviders, {
           trustedXdsServer: context?.server.trustedXdsServer,
         }),
     ),
   peekName: peekNameField,
   prepare: () => {
     codec.prepareDecode();
-    validator();
+    validation();
   },
 };

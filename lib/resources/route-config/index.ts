@@ -1,14 +1,10 @@
 // The RouteConfiguration resource type (RDS): what the client core needs to decode it.
 import { messageCodec } from '../../codec';
-import { decodeAndValidate, peekNameField } from '../common';
+import { decodeAndValidate, onFirstUse, peekNameField } from '../common';
 import type { ResourceType } from '../resource-type';
 import type { RouteConfigUpdate } from './update';
 
-// The validator loads with the first resource to decode, not with the package (decision 0080).
-let validateRouteConfigurationModule: typeof import('./validate') | undefined;
-const validator = (): typeof import('./validate').validateRouteConfiguration =>
-  (validateRouteConfigurationModule ??= require('./validate') as typeof import('./validate'))
-    .validateRouteConfiguration;
+const validation = onFirstUse(() => require('./validate') as typeof import('./validate'));
 
 export type {
   ClusterAction,
@@ -51,13 +47,13 @@ export const routeConfigResourceType: ResourceType<RouteConfigUpdate> = {
       codec.decode,
       (config) => config.name,
       (config, errors) =>
-        validator()(config, errors, {
+        validation().validateRouteConfiguration(config, errors, {
           trustedXdsServer: context?.server.trustedXdsServer,
         }),
     ),
   peekName: peekNameField,
   prepare: () => {
     codec.prepareDecode();
-    validator();
+    validation();
   },
 };
