@@ -19,22 +19,20 @@ export async function channelHeap(
   const warmup = maker.open(command.warmup);
   await maker.ready(warmup);
   warmup.close();
-  const held: grpc.Client[] = [];
-  const open: grpc.Client[] = [];
-  try {
-    // One after another: every channel has its answer before the next one starts.
-    for (const spec of command.held) {
+  const clients: grpc.Client[] = [];
+  // One after another: every channel has its answer before the next one starts.
+  const openAll = async (specs: readonly ChannelSpec[]) => {
+    for (const spec of specs) {
       const client = maker.open(spec);
-      held.push(client);
+      clients.push(client);
       await maker.ready(client);
     }
+  };
+  try {
+    await openAll(command.held);
     const baseline = await settledHeap();
     if (command.snapshots) v8.writeHeapSnapshot(`${command.snapshots}-baseline.heapsnapshot`);
-    for (const spec of command.channels) {
-      const client = maker.open(spec);
-      open.push(client);
-      await maker.ready(client);
-    }
+    await openAll(command.channels);
     const opened = await settledHeap();
     if (command.snapshots) v8.writeHeapSnapshot(`${command.snapshots}-open.heapsnapshot`);
     return {
@@ -45,6 +43,6 @@ export async function channelHeap(
       openArrayBuffers: opened.arrayBuffers,
     };
   } finally {
-    for (const client of [...held, ...open]) client.close();
+    for (const client of clients) client.close();
   }
 }
