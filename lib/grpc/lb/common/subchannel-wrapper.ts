@@ -151,4 +151,8 @@ export function forwardMissingMethods(
   return added;
 }
 
-forwardMissingMethods(experimental.BaseSubchannelWrapper.prototype, SubchannelWrapper);
+/** The methods this grpc-js's base wrapper has that SubchannelWrapper had to borrow (forwarded). */
+export const FORWARDED_FROM_BASE: readonly string[] = forwardMissingMethods(
+  experimental.BaseSubchannelWrapper.prototype,
+  SubchannelWrapper,
+);
