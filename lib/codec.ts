@@ -57,6 +57,11 @@ export interface MessageCodec<T> {
   readonly fullName: string;
   /** Decodes bytes; throws on malformed input (callers turn that into an XdsError). */
   decode(bytes: Uint8Array): T;
+  /**
+   * Decodes the message whose bytes run from the reader's position to its `len`: a nested
+   * message entered with `reader.enter`, for a reader that decodes the rest itself.
+   */
+  read(reader: WireReader, depth: number): T;
   /** Loads the generated decoder `decode` will use, without decoding anything. */
   prepareDecode(): void;
   encode(message: T): Uint8Array;
@@ -82,6 +87,7 @@ function lazyCodec(fullName: string): MessageCodec<unknown> {
       return type();
     },
     decode: (bytes) => (decoder ??= generatedDecoder(fullName))(new WireReader(bytes), 0),
+    read: (reader, depth) => (decoder ??= generatedDecoder(fullName))(reader, depth),
     prepareDecode: () => {
       decoder ??= generatedDecoder(fullName);
     },

@@ -30,7 +30,7 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze<
     return decodeAndValidate(
       'ClusterLoadAssignment',
       bytes,
-      codec.decode,
+      (bytes) => validation().readAssignment(bytes),
       (assignment) => assignment.clusterName,
       (assignment, errors) => {
         const update = validation().validateEndpoints(assignment, errors);

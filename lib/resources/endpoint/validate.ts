@@ -4,22 +4,19 @@
 import { isIP } from 'node:net';
 import type {
   Address,
-  ClusterLoadAssignment,
   ClusterLoadAssignment_Policy_DropOverload,
   LbEndpoint as LbEndpointProto,
-  LocalityLbEndpoints,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { ClaimedAddresses } from './claimed-addresses';
+import { endpointHashKey, HEALTH_STATUSES } from './endpoint-fast-path';
+import { ipv4Key, ipv4Value } from './ipv4';
+import { proxyAddress } from './proxy-address';
 import {
-  type ClaimedAddresses,
-  endpointHashKey,
-  FALL_BACK,
-  fastLbEndpoint,
-  HEALTH_STATUSES,
-  ipv4Key,
-  ipv4Value,
-} from './endpoint-fast-path';
-import { hasProxyAddress, proxyAddress } from './proxy-address';
+  isDecodedEndpoint,
+  type ReadAssignment,
+  type ReadLocalityLbEndpoints,
+} from './read-assignment';
 import type {
   DropOverload,
   EndpointAddress,
@@ -41,15 +38,22 @@ interface PriorityState {
   weight: number;
 }
 
-/** Validates a decoded ClusterLoadAssignment: a frozen update, or undefined after errors. */
+export { readAssignment } from './read-assignment';
+
+/**
+ * Validates a ClusterLoadAssignment as readAssignment reads it (or as the generated decoder
+ * decodes it): a frozen update, or undefined after errors.
+ */
 export function validateEndpoints(
-  assignment: ClusterLoadAssignment,
+  assignment: ReadAssignment,
   errors: ValidationErrors,
 ): EndpointUpdate | undefined {
   if (assignment.clusterName === '') errors.addAt('cluster_name', 'must be non-empty');
   const priorities = new Map<number, PriorityState>();
   // Every address of every endpoint, canonical: a duplicate anywhere is an error.
-  const seen: ClaimedAddresses = new Set();
+  let endpointCount = 0;
+  for (const locality of assignment.endpoints) endpointCount += locality.lbEndpoints.length;
+  const seen = new ClaimedAddresses(endpointCount);
   errors.field('endpoints', () => {
     assignment.endpoints.forEach((proto, i) =>
       errors.index(i, () => addLocality(proto, priorities, seen, errors)),
@@ -93,7 +97,7 @@ export function validateEndpoints(
 }
 
 function addLocality(
-  proto: LocalityLbEndpoints,
+  proto: ReadLocalityLbEndpoints,
   priorities: Map<number, PriorityState>,
   seen: ClaimedAddresses,
   errors: ValidationErrors,
@@ -122,7 +126,7 @@ function addLocality(
   const before = errors.count;
   const localityProxy = proxyAddress(proto.metadata, errors);
   const endpoints = errors.field('lb_endpoints', () =>
-    lbEndpoints(proto.lbEndpoints, seen, localityProxy, errors),
+    lbEndpoints(proto, seen, localityProxy, errors),
   );
   const key = JSON.stringify([locality.region, locality.zone, locality.subZone]);
   if (state.names.has(key)) {
@@ -138,16 +142,19 @@ function addLocality(
 }
 
 function lbEndpoints(
-  protos: readonly LbEndpointProto[],
+  locality: ReadLocalityLbEndpoints,
   seen: ClaimedAddresses,
   localityProxy: EndpointAddress | undefined,
   errors: ValidationErrors,
 ): readonly LbEndpoint[] {
   const endpoints: LbEndpoint[] = [];
   let totalWeight = 0;
-  protos.forEach((proto, j) => {
-    let endpoint = hasProxyAddress(proto.metadata) ? FALL_BACK : fastLbEndpoint(proto, seen);
-    if (endpoint === FALL_BACK) endpoint = errors.index(j, () => lbEndpoint(proto, seen, errors));
+  const ipv4Keys = locality.ipv4Keys;
+  locality.lbEndpoints.forEach((proto, j) => {
+    let endpoint: LbEndpoint | undefined;
+    if (isDecodedEndpoint(proto)) {
+      endpoint = errors.index(j, () => lbEndpoint(proto, seen, errors));
+    } else if (claim(proto, ipv4Keys![j]!, seen, errors, j)) endpoint = proto;
     if (endpoint === undefined) return;
     // A86: the locality's proxy for endpoints that name none of their own.
     if (localityProxy && endpoint.proxyAddress === undefined) {
@@ -159,6 +166,28 @@ function lbEndpoints(
   // Endpoint weights feed a uint32 weighted picker in gRPC (grpc-go checks this sum).
   if (totalWeight > UINT32_MAX) errors.add(`sum of endpoint weights exceeds ${UINT32_MAX}`);
   return Object.freeze(endpoints);
+}
+
+/**
+ * Claims the address of an endpoint the fast path read (an IPv4 `ip:port`) in `seen`: false,
+ * after recording the error where the scoped validator would, when another endpoint has it.
+ */
+function claim(
+  endpoint: LbEndpoint,
+  key: number,
+  seen: ClaimedAddresses,
+  errors: ValidationErrors,
+  index: number,
+): boolean {
+  if (seen.claimIpv4(key)) return true;
+  errors.index(index, () =>
+    errors.field('endpoint', () =>
+      errors.field('address', () =>
+        errors.add(`duplicate address ${endpoint.address}:${endpoint.port}`),
+      ),
+    ),
+  );
+  return false;
 }
 
 function lbEndpoint(
@@ -199,7 +228,7 @@ function lbEndpoint(
     } = { address: primary.address, port: primary.port, healthStatus, weight };
     if (endpoint.hostname !== '') result.hostname = endpoint.hostname;
     if (additional.length > 0) result.additionalAddresses = Object.freeze(additional);
-    const hashKey = endpointHashKey(proto);
+    const hashKey = endpointHashKey(proto.metadata);
     if (hashKey !== undefined) result.hashKey = hashKey;
     if (proxy !== undefined) result.proxyAddress = proxy;
     return Object.freeze(result);
@@ -236,23 +265,31 @@ function socketAddress(
     return Object.freeze({ address: socket.address, port });
   });
   if (parsed === undefined) return undefined;
-  const key = addressKey(parsed);
-  if (seen.has(key)) {
-    const text = typeof key === 'number' ? `${parsed.address}:${parsed.port}` : key;
-    errors.add(`duplicate address ${text}`);
+  const duplicate = claimAddress(parsed, seen);
+  if (duplicate !== undefined) {
+    errors.add(`duplicate address ${duplicate}`);
     return undefined;
   }
-  seen.add(key);
   return parsed;
 }
 
 /**
- * The address's key in ClaimedAddresses: IPv4 as the fast path keys it, IPv6 as canonical
- * `[ip]:port` text so `::1` and `0:0::1` collide as they would on a socket.
+ * Claims the address in `seen`: undefined, or the text naming it when another endpoint has it.
+ * IPv4 is claimed as the fast path claims it, IPv6 as canonical `[ip]:port` text so `::1` and
+ * `0:0::1` collide as they would on a socket.
  */
-function addressKey({ address, port }: EndpointAddress): string | number {
-  const ip = ipv4Value(address);
-  if (ip >= 0) return ipv4Key(ip, port);
+function claimAddress(parsed: EndpointAddress, seen: ClaimedAddresses): string | undefined {
+  const ip = ipv4Value(parsed.address);
+  if (ip >= 0) {
+    return seen.claimIpv4(ipv4Key(ip, parsed.port))
+      ? undefined
+      : `${parsed.address}:${parsed.port}`;
+  }
+  const text = canonicalAddress(parsed);
+  return seen.claimText(text) ? undefined : text;
+}
+
+function canonicalAddress({ address, port }: EndpointAddress): string {
   if (isIP(address) !== 6) return `${address}:${port}`;
   try {
     return `${new URL(`http://[${address}]/`).hostname}:${port}`;
