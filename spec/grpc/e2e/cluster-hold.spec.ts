@@ -42,6 +42,7 @@ interface HeldRpc {
   readonly ended: Promise<number>;
 }
 
+/** Starts an RPC to `held`, with a fault delay of `delayMs` when given (HEADER_DELAY). */
 function startHeldRpc(client: grpc.Client, delayMs?: number): HeldRpc {
   const metadata = new grpc.Metadata();
   metadata.set('x-cluster', 'held');
