@@ -2,8 +2,12 @@
 // a child process holds the two backends and the management server, and the CPU profiler runs
 // during the timed rounds only (not start-up, not the warm-up).
 //   npx tsx bench/rpc-hot.ts ours [--rpcs 20000] [--rounds 3] [--telemetry metrics|traces [--unrecorded]]
-//                                 [--profile .tmp/ours.cpuprofile]
+//                                 [--profile .tmp/ours.cpuprofile] [--alloc]
 //   npx tsx bench/profile.ts .tmp/ours.cpuprofile
+// Paired: `ours,floor` drives both channels from this one process, alternating round by round
+// (the order swapped each round), so both see the same load and JIT state; each round prints
+// the first's CPU per RPC over the second's, and the end their medians. --alloc: after the
+// timed rounds, one more burst per channel under the sampling heap profiler (rpc-alloc.ts).
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as inspector from 'node:inspector';
@@ -11,7 +15,9 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { DIST } from './clients';
+import { allocationTable, sampleAllocation, type Allocation } from './rpc-alloc';
 import { burst } from './rpc-burst';
+import { median } from './stats';
 import { registerTelemetry, telemetryAlone, type TelemetryKind } from './telemetry-cost';
 import { Backends, XdsServer } from './rpc-harness';
 import { XDS_SERVICE, type Impl } from './rpc-protocol';
@@ -66,10 +72,12 @@ function channel(
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv[0] === '--serve') return serve();
-  const impl = argv[0] as Impl;
-  if (!['ours', 'peer', 'floor'].includes(impl)) {
+  const impls = (argv[0] ?? '').split(',') as Impl[];
+  // The peer and ours both register `xds:`: they cannot share a process.
+  const valid = impls.every((impl) => ['ours', 'peer', 'floor'].includes(impl));
+  if (!valid || impls.length > 2 || (impls.includes('ours') && impls.includes('peer'))) {
     throw new Error(
-      'usage: rpc-hot.ts ours|peer|floor [--rpcs N] [--rounds N] [--telemetry metrics|traces [--unrecorded]] [--profile FILE]',
+      'usage: rpc-hot.ts ours|peer|floor|ours,floor|peer,floor [--rpcs N] [--rounds N] [--telemetry metrics|traces [--unrecorded]] [--profile FILE] [--alloc]',
     );
   }
   const rpcs = Number(option(argv, '--rpcs') ?? 20_000);
@@ -88,11 +96,13 @@ async function main(): Promise<void> {
   });
   try {
     const served = await new Promise<Served>((resolve) => child.once('message', resolve));
-    const client = channel(impl, served, telemetry, recorded);
-    await new Promise<void>((resolve, reject) =>
-      client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())),
-    );
-    await burst(client, 10_000, 100);
+    const clients = impls.map((impl) => channel(impl, served, telemetry, recorded));
+    for (const client of clients) {
+      await new Promise<void>((resolve, reject) =>
+        client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())),
+      );
+      await burst(client, 10_000, 100);
+    }
     const session = new inspector.Session();
     session.connect();
     const post = (method: string) =>
@@ -103,20 +113,48 @@ async function main(): Promise<void> {
       await post('Profiler.enable');
       await post('Profiler.start');
     }
+    const ratios: number[] = [];
+    const micros: number[][] = impls.map(() => []);
     for (let round = 0; round < rounds; round++) {
-      const cpu = process.cpuUsage();
-      const start = performance.now();
-      await burst(client, rpcs, 100);
-      const ms = performance.now() - start;
-      const used = process.cpuUsage(cpu);
-      const perSecond = Math.round((rpcs / ms) * 1000).toLocaleString('en-US');
-      const cpuMicros = ((used.user + used.system) / rpcs).toFixed(1);
-      console.log(`${impl}: ${perSecond} RPC/s, ${cpuMicros} µs CPU per RPC`);
+      const order = round % 2 === 0 ? [...impls.keys()] : [...impls.keys()].reverse();
+      for (const i of order) {
+        const cpu = process.cpuUsage();
+        const start = performance.now();
+        await burst(clients[i]!, rpcs, 100);
+        const ms = performance.now() - start;
+        const used = process.cpuUsage(cpu);
+        const perSecond = Math.round((rpcs / ms) * 1000).toLocaleString('en-US');
+        micros[i]!.push((used.user + used.system) / rpcs);
+        const cpuMicros = micros[i]!.at(-1)!.toFixed(1);
+        console.log(`${impls[i]}: ${perSecond} RPC/s, ${cpuMicros} µs CPU per RPC`);
+      }
+      if (impls.length === 2) {
+        ratios.push(micros[0]![round]! / micros[1]![round]!);
+        console.log(`  round ${round + 1}: ${impls.join('/')} ${ratios.at(-1)!.toFixed(3)}`);
+      }
+    }
+    if (impls.length === 2) {
+      const medians = micros.map((list) => median(list).toFixed(1)).join(' vs ');
+      console.log(
+        `median ${impls.join('/')}: ${median(ratios).toFixed(3)} ` +
+          `(${medians} µs CPU per RPC, ${rounds} paired rounds)`,
+      );
     }
     if (profile) {
       const { profile: data } = (await post('Profiler.stop')) as { profile: object };
       fs.writeFileSync(profile, JSON.stringify(data));
       console.log(`profile of ${n(rounds * rpcs)} RPCs: ${profile}`);
+    }
+    if (argv.includes('--alloc')) {
+      const sampled: Allocation[] = [];
+      for (const [i, impl] of impls.entries()) {
+        sampled.push(await sampleAllocation(session, rpcs, () => burst(clients[i]!, rpcs, 100)));
+        const kb = (sampled[i]!.perRpc / 1024).toFixed(2);
+        console.log(`${impl}: ${kb} KB allocated per RPC (sampled)`);
+      }
+      const [first, second] = sampled;
+      if (second) console.log(`${impls[0]} allocates per RPC, by function, over ${impls[1]}:`);
+      for (const line of allocationTable(first!, second)) console.log(`  ${line}`);
     }
     session.disconnect();
     if (telemetry && recorded) {
@@ -127,7 +165,7 @@ async function main(): Promise<void> {
           `our tracers on the SDK ${micros(alone.tracersCpuMs)} µs CPU per RPC`,
       );
     }
-    client.close();
+    for (const client of clients) client.close();
   } finally {
     child.disconnect();
   }

@@ -15,17 +15,25 @@ export class ClusterRefs {
 
   /** One more holder of `cluster`; the returned function lets go (once). */
   ref(cluster: string): () => void {
-    if (this.closed) return () => undefined;
-    const entry = this.counts.get(cluster);
-    if (entry) entry.count++;
-    else
-      this.counts.set(cluster, { count: 1, release: this.manager.addClusterSubscription(cluster) });
-    let held = true;
+    let held = this.hold(cluster);
     return () => {
       if (!held) return;
       held = false;
       this.unref(cluster);
     };
+  }
+
+  /**
+   * One more holder of `cluster`, with no function made for it (one per RPC): false when the
+   * resolver has gone (nothing to let go of then). A true hold is let go with `unref`, once.
+   */
+  hold(cluster: string): boolean {
+    if (this.closed) return false;
+    const entry = this.counts.get(cluster);
+    if (entry) entry.count++;
+    else
+      this.counts.set(cluster, { count: 1, release: this.manager.addClusterSubscription(cluster) });
+    return true;
   }
 
   /** The resolver is going away: holders that let go later change nothing. */
@@ -34,7 +42,8 @@ export class ClusterRefs {
     this.counts.clear();
   }
 
-  private unref(cluster: string): void {
+  /** Lets go of a `hold` on `cluster`. */
+  unref(cluster: string): void {
     const entry = this.counts.get(cluster);
     if (!entry || --entry.count > 0) return;
     this.counts.delete(cluster);

@@ -75,7 +75,6 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
     const { route } = decision;
     const session = this.sessions?.sessionFor(method, route, decision.cluster, metadata);
     const cluster = session ? session.cluster : decision.cluster;
-    const hold = new ClusterHold(this.refs.ref(cluster));
     // gRFC A42: a route with hash policies gives each RPC its own hash, so its own object.
     const hash = requestHash(decision.route, metadata, channelId);
     const action = route.action;
@@ -95,24 +94,17 @@ export class XdsConfigSelector implements experimental.ConfigSelector {
           });
     const sessionInfo = session ? session.pickInformation(shared) : shared;
     const pickInformation = call ? call.pickInformation(sessionInfo) : sessionInfo;
-    const retry = forwarding?.retryPolicy;
-    const faults = this.faults?.factoriesFor(route, cluster) ?? [];
+    const methodConfig = methodConfigFor(decision.timeoutMs, forwarding?.retryPolicy);
+    const config = new HoldingCallConfig(this.refs, cluster, methodConfig, pickInformation);
+    const filters = config.dynamicFilterFactories;
     // The call's telemetry first: it sees the status last, as the application gets it.
-    const filters: experimental.FilterFactory<Filter>[] = call
-      ? [call, hold, ...faults]
-      : [hold, ...faults];
+    if (call) filters.unshift(call);
+    const faults = this.faults?.factoriesFor(route, cluster);
+    if (faults) filters.push(...faults);
     // After the faults: an RPC a fault aborts is not failed for want of a token.
     if (authn !== undefined && !(authn instanceof TokenCredentials)) filters.push(authn);
     if (session) filters.push(session);
-    return {
-      methodConfig: methodConfigFor(decision.timeoutMs, retry),
-      // Committed, or ended before any attempt was made (then only the filter sees it: a
-      // fault abort, a deadline during a fault delay).
-      onCommitted: hold.release,
-      pickInformation,
-      status: status.OK,
-      dynamicFilterFactories: filters,
-    };
+    return config;
   }
 
   unref(): void {
@@ -186,21 +178,40 @@ function failing(
 type Filter = experimental.Filter;
 
 /**
- * One RPC's hold on its cluster, let go when the call is committed or ends, whichever comes
- * first: its filter sees every end of the call, including those before an attempt started.
- * It is its own filter factory and filter (one object a call), and everything else passes
- * straight through: BaseFilter's async pass-throughs would cost three promises a call.
+ * One RPC's call config, and its hold on its cluster, let go when the call is committed or
+ * ends, whichever comes first (A31). grpc-js calls `onCommitted` on the config, but a call that
+ * ends before any attempt was made (a fault abort, a deadline during a fault delay) is never
+ * committed: only a filter sees that end, so the config is also the call's filter factory and
+ * filter (one object a call, not four). Everything else passes straight through:
+ * BaseFilter's async pass-throughs would cost three promises a call.
  */
-class ClusterHold extends PassThroughFilter implements experimental.FilterFactory<Filter> {
-  constructor(readonly release: () => void) {
+class HoldingCallConfig extends PassThroughFilter implements experimental.FilterFactory<Filter> {
+  readonly status = status.OK;
+  readonly dynamicFilterFactories: experimental.FilterFactory<Filter>[] = [this];
+  private held: boolean;
+
+  constructor(
+    private readonly refs: ClusterRefs,
+    private readonly cluster: string,
+    readonly methodConfig: MethodConfig,
+    readonly pickInformation: PickInfo,
+  ) {
     super();
+    this.held = refs.hold(cluster);
+  }
+
+  /** grpc-js calls it on the config: the call is committed. */
+  onCommitted(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.refs.unref(this.cluster);
   }
 
   createFilter(): Filter {
     return this;
   }
   override receiveTrailers(status: Parameters<Filter['receiveTrailers']>[0]) {
-    this.release();
+    this.onCommitted();
     return status;
   }
 }

@@ -34,23 +34,84 @@ export interface CallObserver {
   callFinished(ok: boolean): void;
 }
 
-interface Slot {
-  readonly count: CallCount;
-  claimed: boolean;
+/**
+ * A counted call's pick result, and what its hooks need (one object a call; the hooks are
+ * closures because grpc-js calls `onCallEnded` on its own call object, and policies above may
+ * copy the result). Waits in `unclaimed` until the end of the tick.
+ */
+class CountedPick implements PickResult {
+  readonly pickResultType: PickResult['pickResultType'];
+  readonly status: PickResult['status'];
+  readonly onCallStarted: () => void;
+  readonly onCallEnded: NonNullable<PickResult['onCallEnded']>;
+  claimed = false;
   /** The count is not held (swept before the claim, or the call ended). */
-  released: boolean;
+  released = false;
+  /** The observer heard of the start, and not yet of the end. */
+  private started = false;
+
+  constructor(
+    result: PickResult,
+    readonly subchannel: PickResult['subchannel'],
+    readonly count: CallCount,
+    private readonly observer: CallObserver | undefined,
+  ) {
+    this.pickResultType = result.pickResultType;
+    this.status = result.status;
+    const { onCallStarted, onCallEnded } = result;
+    this.onCallStarted = onCallStarted
+      ? () => {
+          this.claim();
+          onCallStarted();
+        }
+      : () => this.claim();
+    this.onCallEnded = onCallEnded
+      ? (code, details, metadata) => {
+          this.end(code);
+          onCallEnded(code, details, metadata);
+        }
+      : (code) => this.end(code);
+  }
+
+  private claim(): void {
+    if (!this.claimed) {
+      this.claimed = true;
+      // Swept before it started (slow call credentials): count it again, limit or not.
+      if (this.released) {
+        this.released = false;
+        this.count.acquire();
+      }
+    }
+    if (this.observer && !this.started) {
+      this.started = true;
+      this.observer.callStarted();
+    }
+  }
+
+  private end(code: status): void {
+    if (this.claimed && !this.released) {
+      this.released = true;
+      this.count.release();
+    }
+    if (this.started) {
+      this.started = false;
+      this.observer!.callFinished(code === status.OK);
+    }
+  }
 }
 
-const unclaimed = new Set<Slot>();
+/** This tick's counted picks (an array: a claim only sets a flag, the sweep skips it). */
+const unclaimed: CountedPick[] = [];
 let sweepQueued = false;
 
 function sweep(): void {
   sweepQueued = false;
-  for (const slot of unclaimed) {
-    slot.released = true;
-    slot.count.release();
+  for (const pick of unclaimed) {
+    if (pick.claimed || pick.released) continue;
+    pick.released = true;
+    pick.count.release();
   }
-  unclaimed.clear();
+  unclaimed.length = 0;
 }
 
 /** Counts the picked call on `count` now; see holdCountedCall. */
@@ -71,43 +132,11 @@ export function holdCountedCall(
   subchannel = result.subchannel,
   observer?: CallObserver,
 ): PickResult {
-  const slot: Slot = { count, claimed: false, released: false };
-  unclaimed.add(slot);
+  const pick = new CountedPick(result, subchannel, count, observer);
+  unclaimed.push(pick);
   if (!sweepQueued) {
     sweepQueued = true;
     setImmediate(sweep).unref();
   }
-  const { onCallStarted, onCallEnded } = result;
-  let started = false;
-  return {
-    ...result,
-    subchannel,
-    onCallStarted: () => {
-      if (!slot.claimed) {
-        slot.claimed = true;
-        unclaimed.delete(slot);
-        // Swept before it started (slow call credentials): count it again, limit or not.
-        if (slot.released) {
-          slot.released = false;
-          count.acquire();
-        }
-      }
-      if (observer && !started) {
-        started = true;
-        observer.callStarted();
-      }
-      onCallStarted?.();
-    },
-    onCallEnded: (code, details, metadata) => {
-      if (slot.claimed && !slot.released) {
-        slot.released = true;
-        count.release();
-      }
-      if (started) {
-        started = false;
-        observer!.callFinished(code === status.OK);
-      }
-      onCallEnded?.(code, details, metadata);
-    },
-  };
+  return pick;
 }
