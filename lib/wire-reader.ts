@@ -19,7 +19,7 @@ function indexOutOfRange(reader: WireReader, length = 1): RangeError {
  * way. (A JavaScript loop for short ASCII strings was no faster once optimised, and much slower
  * in the interpreter, where a fresh process's first responses run.)
  */
-function utf8(buf: Uint8Array, start: number, end: number): string {
+export function utf8(buf: Uint8Array, start: number, end: number): string {
   return Buffer.prototype.utf8Slice.call(buf, start, end);
 }
 

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { CidrRange, ConfigSource, Duration, Int64 } from '../generated/protos';
 import type { DecodeResult } from './resource-type';
 import { ValidationErrors } from '../validation-errors';
+import { utf8 } from '../wire-reader';
 
 /** A protobufjs 64-bit value as a JS number (exact up to 2^53). */
 export function int64ToNumber(value: Int64): number {
@@ -128,7 +129,8 @@ export function peekNameField(bytes: Uint8Array): string | undefined {
     if (b < 0x80) break;
   }
   if (pos + len > bytes.length) return undefined;
-  const name = Buffer.from(bytes.buffer, bytes.byteOffset + pos, len).toString('utf8');
+  // Decoded in place: no Buffer view made per resource (a response names thousands).
+  const name = utf8(bytes, pos, pos + len);
   // Invalid UTF-8: decoders differ in how they replace it, so let decode say.
   return name.includes('\uFFFD') ? undefined : name;
 }

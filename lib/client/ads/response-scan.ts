@@ -1,4 +1,5 @@
 import { messageCodec } from '../../codec';
+import { utf8 } from '../../wire-reader';
 
 /**
  * A DiscoveryResponse read at the wire level, without decoding its resources: enough to tell
@@ -38,8 +39,7 @@ export function scanResponse(bytes: Uint8Array): ResponseShape | undefined {
     }
     return -1;
   };
-  const text = (from: number, to: number) =>
-    Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from).toString('utf8');
+  const text = (from: number, to: number) => utf8(bytes, from, to);
   let typeUrl = '';
   let versionInfo = '';
   let nonce = '';
