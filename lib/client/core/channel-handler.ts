@@ -77,7 +77,8 @@ export class ChannelEventHandler {
       certificateProviders: bootstrap.certificateProviders,
       nodeId: bootstrap.node.id,
       type,
-      lookup: (name) => channel.lookup(typeUrl, name),
+      // The type's maps found once per response, not per resource (a response names thousands).
+      lookup: channel.lookupOf(typeUrl),
       entries: () => channel.resourcesOf(typeUrl),
       onTtlExpired: this.onTtlExpired,
     };
