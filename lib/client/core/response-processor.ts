@@ -49,24 +49,13 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * A response expected to copy at least this many resources copies them into Node's shared
- * Buffer pool: they then fill each 8 KiB slab themselves. Fewer get a buffer each: a slab that
- * holds one cached resource stays alive whole, with whatever else was allocated in it.
+ * A response's copies from this many on go to Node's shared Buffer pool: a response that copies
+ * many resources fills each 8 KiB slab itself. The first ones get a buffer each, so a response
+ * that copies few (one Listener, a new Cluster among unchanged ones re-sent by state of the
+ * world) leaves no slab alive whole for a few hundred bytes. Counted as the copies are made:
+ * telling ahead how many a state-of-the-world response will copy took a walk over the cache.
  */
 const POOLED_COPIES_FROM = 16;
-
-/**
- * Whether a response's copies go to the pool: by the resources it is expected to copy. A delta
- * response carries what changed; a state-of-the-world one re-sends what is cached too, so those
- * are counted out (a service adding one cluster gets every other one again, unchanged).
- */
-function copiesPooled(response: WireResponse, ctx: ResponseContext): boolean {
-  let expected = response.resources.length;
-  if (response.protocol !== 'delta' && expected >= POOLED_COPIES_FROM) {
-    for (const state of ctx.entries()) if (state.bytes !== undefined) expected--;
-  }
-  return expected >= POOLED_COPIES_FROM;
-}
 
 /**
  * Copies a resource's bytes out of the response buffer, so caching it keeps no response alive:
@@ -104,7 +93,9 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
   const notifications: Notification[] = [];
   const queue: Deliver = (notification) => notifications.push(notification);
   const applied: ResourceState<unknown>[] = [];
-  const pooled = copiesPooled(response, ctx);
+  let copies = 0;
+  /** The resource's bytes, copied out of the response (see POOLED_COPIES_FROM). */
+  const own = (bytes: Uint8Array) => ownBytes(bytes, ++copies >= POOLED_COPIES_FROM);
   let namelessErrors = 0;
   /** A TTL or a heartbeat: an unchanged re-send must still refresh it, so no fast path. */
   let timed = false;
@@ -137,7 +128,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     let decoded: DecodeResult<unknown> | undefined;
     let owned: Uint8Array | undefined;
     if (name === undefined) {
-      owned = ownBytes(bytes!, pooled);
+      owned = own(bytes!);
       decoded = safeDecode(type, owned, decodeContext);
       name = decoded.name;
       if (name === undefined) {
@@ -170,7 +161,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     }
     // Decoded from the cache's own copy, not the response: what an update keeps a view of (a
     // Cluster's metadata, decision 0081) is then in bytes the cache holds anyway.
-    owned ??= ownBytes(bytes, pooled);
+    owned ??= own(bytes);
     decoded ??= safeDecode(type, owned, decodeContext);
     if (decoded.name !== undefined && decoded.name !== name) {
       // The peeked (or wrapper) name is not the resource's: malformed bytes, apply nothing.
