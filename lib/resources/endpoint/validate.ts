@@ -8,6 +8,7 @@ import type {
   LbEndpoint as LbEndpointProto,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { frozenList } from '../common';
 import { ClaimedAddresses } from './claimed-addresses';
 import { endpointHashKey, HEALTH_STATUSES } from './endpoint-fast-path';
 import { ipv4Key, ipv4Value } from './ipv4';
@@ -87,12 +88,12 @@ export function validateEndpoints(
   if (!errors.isEmpty) return undefined;
   const ordered: (readonly LocalityEndpoints[])[] = [];
   for (let p = 0; p < priorities.size; p++) {
-    ordered.push(Object.freeze(priorities.get(p)!.localities));
+    ordered.push(frozenList(priorities.get(p)!.localities));
   }
   return Object.freeze({
     clusterName: assignment.clusterName,
-    priorities: Object.freeze(ordered),
-    dropOverloads: Object.freeze(dropOverloads),
+    priorities: frozenList(ordered),
+    dropOverloads: frozenList(dropOverloads),
   });
 }
 
@@ -165,7 +166,7 @@ function lbEndpoints(
   });
   // Endpoint weights feed a uint32 weighted picker in gRPC (grpc-go checks this sum).
   if (totalWeight > UINT32_MAX) errors.add(`sum of endpoint weights exceeds ${UINT32_MAX}`);
-  return Object.freeze(endpoints);
+  return frozenList(endpoints);
 }
 
 /**
@@ -227,7 +228,7 @@ function lbEndpoint(
       -readonly [K in keyof LbEndpoint]: LbEndpoint[K];
     } = { address: primary.address, port: primary.port, healthStatus, weight };
     if (endpoint.hostname !== '') result.hostname = endpoint.hostname;
-    if (additional.length > 0) result.additionalAddresses = Object.freeze(additional);
+    if (additional.length > 0) result.additionalAddresses = frozenList(additional);
     const hashKey = endpointHashKey(proto.metadata);
     if (hashKey !== undefined) result.hashKey = hashKey;
     if (proxy !== undefined) result.proxyAddress = proxy;

@@ -6,7 +6,7 @@ import type {
   RouteAction_HashPolicy,
   WeightedCluster as WeightedClusterProto,
 } from '../../generated/protos';
-import { durationMs } from '../common';
+import { durationMs, frozenList } from '../common';
 import type { ValidationErrors } from '../../validation-errors';
 import { validateFilterOverrides } from './filters';
 import { validateRegex } from './matchers';
@@ -80,7 +80,7 @@ export function validateRetryPolicy(
   }
   // A44: intervals under 1 ms count as 1 ms.
   return Object.freeze({
-    retryOn: Object.freeze(retryOn),
+    retryOn: frozenList(retryOn),
     numRetries,
     baseIntervalMs: Math.max(baseIntervalMs, MIN_INTERVAL_MS),
     maxIntervalMs: Math.max(maxIntervalMs, MIN_INTERVAL_MS),
@@ -200,7 +200,7 @@ export function validateRouteAction(
     ? errors.field('retry_policy', () => validateRetryPolicy(action.retryPolicy!, errors))
     : virtualHostRetry;
   const settings: ForwardingSettings = {
-    hashPolicies: Object.freeze(hashPolicies),
+    hashPolicies: frozenList(hashPolicies),
     ...(maxStreamDurationMs === undefined ? {} : { maxStreamDurationMs }),
     ...(retryPolicy === undefined ? {} : { retryPolicy }),
     // A81: read only from a server the bootstrap trusts; any value is valid.
@@ -218,7 +218,7 @@ export function validateRouteAction(
       );
       return Object.freeze({
         type: 'weighted_clusters',
-        clusters: Object.freeze(clusters),
+        clusters: frozenList(clusters),
         ...settings,
       });
     }

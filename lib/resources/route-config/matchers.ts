@@ -7,7 +7,7 @@ import {
   type RouteMatch as RouteMatchProto,
   type StringMatcher,
 } from '../../generated/protos';
-import { int64ToNumber } from '../common';
+import { frozenList, int64ToNumber } from '../common';
 import { compileSafeRegex } from '../safe-regex';
 import type { ValidationErrors } from '../../validation-errors';
 import type { HeaderMatch, PathMatch, RouteMatch, StringMatch } from './update';
@@ -168,7 +168,7 @@ export function validateRouteMatch(match: RouteMatchProto, errors: ValidationErr
   return Object.freeze({
     path: Object.freeze(path),
     caseSensitive: match.caseSensitive?.value ?? true,
-    headers: Object.freeze(headers),
+    headers: frozenList(headers),
     ...(fraction === undefined ? {} : { runtimeFractionPerMillion: fraction }),
   });
 }

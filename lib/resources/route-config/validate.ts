@@ -7,6 +7,7 @@ import type {
   VirtualHost as VirtualHostProto,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
+import { frozenList } from '../common';
 import { validateRetryPolicy, validateRouteAction, type ClusterSpecifierPlugins } from './action';
 import { extractFilterExtension, validateFilterOverrides } from './filters';
 import { validateRouteMatch } from './matchers';
@@ -137,7 +138,7 @@ function validateVirtualHost(
   return Object.freeze({
     name: vh.name,
     domains: Object.freeze(vh.domains.slice()),
-    routes: Object.freeze(routes),
+    routes: frozenList(routes),
     skippedRoutes: vh.routes.length - routes.length,
     ...(retryPolicy === undefined ? {} : { retryPolicy }),
     ...(typedPerFilterConfig ? { typedPerFilterConfig } : {}),
