@@ -31,6 +31,7 @@ const LAYERS = [
       'proto-json-writer.ts',
       'duration.ts',
       'small-map.ts',
+      'frozen-list.ts',
       'wire-reader.ts',
       'wire-writer.ts',
       'generated/',

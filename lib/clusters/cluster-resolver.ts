@@ -5,6 +5,7 @@ import type { XdsServerConfig } from '../bootstrap';
 import { XdsError } from '../errors';
 import type { DropOverload, LocalityEndpoints } from '../resources/endpoint/update';
 import { SmallMap } from '../small-map';
+import { frozenList } from '../frozen-list';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
 import type { DiscoveryMechanism } from './cluster-tree';
@@ -175,8 +176,8 @@ export class ClusterResolver {
         priorities.push(makePriority(names[p]!, mechanism, localities, result));
       });
     });
-    // A copy as long as it holds (the list grew by push, with room for 17): the channel keeps it.
-    const frozen = Object.freeze(priorities.slice());
+    // The channel keeps it: frozen at its length.
+    const frozen = frozenList(priorities);
     this.call(() => this.listener.onUpdate(frozen));
     const message =
       errors.length && errors.length === results.length ? errors.join('; ') : undefined;

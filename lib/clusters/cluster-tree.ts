@@ -13,6 +13,7 @@ import {
   type OutlierDetection,
 } from '../resources/cluster';
 import { SmallMap } from '../small-map';
+import { frozenList } from '../frozen-list';
 import { logError } from '../trace';
 import type { XdsClient } from '../xds-client';
 
@@ -220,8 +221,7 @@ class ClusterTree implements ClusterTreeHandle {
     ) {
       return;
     }
-    // A copy as long as it holds (the walk's list grew by push, with room for 17).
-    const mechanisms = Object.freeze(walk.mechanisms.slice());
+    const mechanisms = frozenList(walk.mechanisms);
     // The listener gets the walk's Map, change detection a copy (a SmallMap: mostly one
     // cluster): what the listener does to its Map cannot disturb it.
     const clusters = new SmallMap<string, ClusterUpdate>();

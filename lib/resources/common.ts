@@ -66,15 +66,6 @@ export function validateCidrRange(
 }
 
 /**
- * `items`, frozen in an array of their own length. An array grown by `push` keeps room for more
- * (16 slots from the first push: ~110 bytes over for one or two items), and a cached update
- * keeps its arrays for as long as it is cached, once per channel for some of them.
- */
-export function frozenList<T>(items: T[]): readonly T[] {
-  return Object.freeze(items.length === 0 ? items : items.slice());
-}
-
-/**
  * A module loaded the first time the returned function is called, not with the package
  * (decision 0080): a resource type's validator loads when the type's first request is written
  * (`prepare`, decision 0086), or else with its first resource.

@@ -8,7 +8,7 @@ import type {
   LbEndpoint as LbEndpointProto,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
-import { frozenList } from '../common';
+import { frozenList } from '../../frozen-list';
 import { ClaimedAddresses } from './claimed-addresses';
 import { endpointHashKey, HEALTH_STATUSES } from './endpoint-fast-path';
 import { ipv4Key, ipv4Value } from './ipv4';

@@ -6,7 +6,8 @@ import type {
   RouteAction_HashPolicy,
   WeightedCluster as WeightedClusterProto,
 } from '../../generated/protos';
-import { durationMs, frozenList } from '../common';
+import { durationMs } from '../common';
+import { frozenList } from '../../frozen-list';
 import type { ValidationErrors } from '../../validation-errors';
 import { validateFilterOverrides } from './filters';
 import { validateRegex } from './matchers';

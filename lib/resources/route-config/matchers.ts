@@ -7,7 +7,8 @@ import {
   type RouteMatch as RouteMatchProto,
   type StringMatcher,
 } from '../../generated/protos';
-import { frozenList, int64ToNumber } from '../common';
+import { int64ToNumber } from '../common';
+import { frozenList } from '../../frozen-list';
 import { compileSafeRegex } from '../safe-regex';
 import type { ValidationErrors } from '../../validation-errors';
 import type { HeaderMatch, PathMatch, RouteMatch, StringMatch } from './update';

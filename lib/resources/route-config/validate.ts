@@ -7,7 +7,7 @@ import type {
   VirtualHost as VirtualHostProto,
 } from '../../generated/protos';
 import type { ValidationErrors } from '../../validation-errors';
-import { frozenList } from '../common';
+import { frozenList } from '../../frozen-list';
 import { validateRetryPolicy, validateRouteAction, type ClusterSpecifierPlugins } from './action';
 import { extractFilterExtension, validateFilterOverrides } from './filters';
 import { validateRouteMatch } from './matchers';
