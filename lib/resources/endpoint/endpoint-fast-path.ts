@@ -38,15 +38,20 @@ const PORT = 32;
 
 /** What one LbEndpoint's bytes say, as far as the fast path reads them. */
 class EndpointFields {
-  read = 0;
-  health = 0;
-  weight = 1;
-  metadata: Metadata | null = null;
+  // Declared only: reset() sets each, the one place that says where it starts.
+  declare read: number;
+  declare health: number;
+  declare weight: number;
+  declare metadata: Metadata | null;
   // The address's bytes: made a string only once they are known to be an IPv4 literal.
-  addressStart = 0;
-  addressEnd = 0;
-  port = 0;
-  hostname = '';
+  declare addressStart: number;
+  declare addressEnd: number;
+  declare port: number;
+  declare hostname: string;
+
+  constructor() {
+    this.reset();
+  }
 
   reset(): void {
     this.read = 0;
