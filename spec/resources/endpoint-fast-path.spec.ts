@@ -16,6 +16,7 @@ import { isIPv4 } from '../../lib/resources/endpoint/ipv4';
 import { validateEndpoints } from '../../lib/resources/endpoint/validate';
 import { SERVER, type Json } from './fixtures/cluster-fixtures';
 import { encodeAssignment } from './fixtures/endpoint-fixtures';
+import { delimited, maybeMutated, mostly } from './fixtures/fast-path-fuzz';
 
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 600);
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20261127);
@@ -33,24 +34,6 @@ function decodeGenerically(bytes: Uint8Array) {
     (assignment) => assignment.clusterName,
     (assignment, errors) => validateEndpoints(assignment, errors) as EndpointUpdate,
   );
-}
-
-/** A length-delimited field `id` holding `bytes`. */
-function delimited(id: number, bytes: Uint8Array): Uint8Array {
-  const header: number[] = [id * 8 + 2];
-  for (let n = bytes.length; ; n >>>= 7) {
-    if (n < 128) {
-      header.push(n);
-      break;
-    }
-    header.push((n & 127) | 128);
-  }
-  return Buffer.concat([Buffer.from(header), bytes]);
-}
-
-/** Mostly `usual`; now and then (one in `1 + rarity`) one of `unusual`. */
-function mostly<T>(usual: fc.Arbitrary<T>, unusual: fc.Arbitrary<T>, rarity = 10) {
-  return fc.oneof({ weight: rarity, arbitrary: usual }, { weight: 1, arbitrary: unusual });
 }
 
 const address = mostly(
@@ -190,22 +173,7 @@ const assignmentBytes = fc
     ]),
   );
 
-/** The bytes, or a copy with one byte changed, inserted or removed. */
-const maybeMutated = fc
-  .tuple(
-    assignmentBytes,
-    mostly(fc.constant(null), fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(2)), 4),
-  )
-  .map(([bytes, mutation]) => {
-    if (mutation === null || bytes.length === 0) return bytes;
-    const [at, byte, kind] = mutation;
-    const i = at % bytes.length;
-    const copy = [...bytes];
-    if (kind === 0) copy[i] = byte;
-    else if (kind === 1) copy.splice(i, 0, byte);
-    else copy.splice(i, 1);
-    return Uint8Array.from(copy);
-  });
+const mutatedAssignment = maybeMutated(assignmentBytes);
 
 describe('endpoint fast path', () => {
   it('reads an IPv4 literal exactly as net.isIP does', () => {
@@ -231,7 +199,7 @@ describe('endpoint fast path', () => {
   it('accepts, rejects and reports every assignment as the generated decoder and scoped validator do', () => {
     let valid = 0;
     fc.assert(
-      fc.property(maybeMutated, (bytes) => {
+      fc.property(mutatedAssignment, (bytes) => {
         const fast = endpointResourceType.decode(bytes, { server: SERVER });
         assert.deepEqual(fast, decodeGenerically(bytes));
         if ('resource' in fast) valid++;

@@ -5,6 +5,9 @@ import type { ResourceType } from '../resource-type';
 import type { ClusterUpdate } from './update';
 
 const validation = onFirstUse(() => require('./validate') as typeof import('./validate'));
+const fastPath = onFirstUse(
+  () => require('./cluster-fast-path') as typeof import('./cluster-fast-path'),
+);
 
 export type {
   AggregateClusterUpdate,
@@ -33,6 +36,10 @@ export const clusterResourceType: ResourceType<ClusterUpdate> = Object.freeze<
   // SotW: a Cluster missing from a response has been deleted.
   allResourcesRequiredInSotW: true,
   decode(bytes, context) {
+    // The common Cluster straight from its bytes (decision 0089); the rest, and every error,
+    // through the generated decoder and the validator.
+    const update = fastPath().readCommonCluster(bytes, context);
+    if (update !== undefined) return { name: update.name, resource: update };
     return decodeAndValidate(
       'Cluster',
       bytes,
@@ -51,5 +58,6 @@ export const clusterResourceType: ResourceType<ClusterUpdate> = Object.freeze<
   prepare: () => {
     codec.prepareDecode();
     validation();
+    fastPath();
   },
 });

@@ -38,7 +38,7 @@ const LEGACY_LEAST_REQUEST = Cluster_LbPolicy.LEAST_REQUEST;
 
 const ROUND_ROBIN: LbPolicy = Object.freeze({ name: 'round_robin' });
 /** The legacy ROUND_ROBIN enum means round robin within localities weighted across them. */
-const WRR_LOCALITY_ROUND_ROBIN: LbPolicy = Object.freeze({
+export const WRR_LOCALITY_ROUND_ROBIN: LbPolicy = Object.freeze({
   name: 'wrr_locality',
   child: ROUND_ROBIN,
 });

@@ -12,13 +12,18 @@ import type {
 import { Cluster_DiscoveryType, HealthStatus, RoutingPriority } from '../../generated/protos';
 import { isAdsOrSelf } from '../common';
 import type { DecodeContext } from '../resource-type';
-import { clusterMetadata, lazyClusterMetadata } from '../gcp-authn/validate';
+import { clusterMetadata } from '../gcp-authn/validate';
 import type { ValidationErrors } from '../../validation-errors';
 import { readTypedConfig, typeUrlOf } from '../any';
 import { AGGREGATE_CLUSTER_LB_POLICY, clusterLbPolicy } from './lb-policy';
 import { backendMetricPropagation } from './backend-metrics';
 import { outlierDetection } from './outlier-detection';
 import { upstreamTransport } from './security';
+import {
+  buildClusterUpdate,
+  DEFAULT_OVERRIDE_HOST_STATUS,
+  type ClusterVariant,
+} from './build-update';
 import {
   DEFAULT_MAX_CONCURRENT_REQUESTS,
   type ClusterUpdate,
@@ -34,10 +39,7 @@ const EDS = Cluster_DiscoveryType.EDS;
 const LOGICAL_DNS = Cluster_DiscoveryType.LOGICAL_DNS;
 const DEFAULT_PRIORITY = RoutingPriority.DEFAULT;
 
-type Variant =
-  | { readonly type: 'EDS'; readonly edsServiceName: string | undefined }
-  | { readonly type: 'LOGICAL_DNS'; readonly dnsHostname: string }
-  | { readonly type: 'AGGREGATE'; readonly prioritizedClusterNames: readonly string[] };
+type Variant = ClusterVariant;
 
 /** Validates a decoded Cluster: a frozen update, or undefined with the reasons in `errors`. */
 export function validateCluster(
@@ -65,30 +67,18 @@ export function validateCluster(
   const metadata =
     cluster.metadata === null ? undefined : clusterMetadata(cluster.metadata, errors);
   if (!errors.isEmpty || variant === undefined || lbPolicy === undefined) return undefined;
-  const propagation = backendMetricPropagation(cluster.lrsReportEndpointMetrics);
-  const update: ClusterUpdate = {
-    name: cluster.name,
-    ...variant,
+  return buildClusterUpdate(cluster.name, variant, {
     lrsServer,
     maxConcurrentRequests: maxConcurrentRequests(cluster),
     lbPolicy,
     outlierDetection: outlier,
     security: transport?.security,
     overrideHostStatus: overrideHostStatus(cluster),
-    ...(metadata && !(metadata instanceof Uint8Array) ? { metadata } : {}),
-    ...(transport?.httpConnect ? { httpConnect: true } : {}),
-    ...(propagation ? { backendMetricPropagation: propagation } : {}),
-  };
-  // Read into a Map when first asked for (decision 0081): an own enumerable property all the same.
-  if (metadata instanceof Uint8Array) lazyClusterMetadata(update, metadata);
-  return Object.freeze(update);
+    metadata,
+    httpConnect: transport?.httpConnect === true,
+    backendMetricPropagation: backendMetricPropagation(cluster.lrsReportEndpointMetrics),
+  });
 }
-
-/** The default override_host_status (gRFC A55, as C-core reads it). */
-const DEFAULT_OVERRIDE_HOST_STATUS: readonly OverrideHostStatus[] = Object.freeze([
-  'UNKNOWN',
-  'HEALTHY',
-]);
 
 const OVERRIDE_HOST_STATUSES: Readonly<Record<number, OverrideHostStatus>> = {
   [HealthStatus.UNKNOWN]: 'UNKNOWN',

@@ -106,6 +106,22 @@ export function clusterMetadata(
   return scan.structs === 0 ? undefined : bytes;
 }
 
+/**
+ * What `clusterMetadata` gives when that needs no validation (the Cluster fast path): nothing
+ * for metadata with no `filter_metadata` entry, else the bytes to read when first asked for;
+ * null when only `clusterMetadata` can say (bytes that do not parse, an Audience to check).
+ */
+export function unvalidatedClusterMetadata(bytes: Uint8Array): Uint8Array | undefined | null {
+  let scan;
+  try {
+    scan = scanMetadata(bytes, AUDIENCE_TYPE);
+  } catch {
+    return null;
+  }
+  if (scan.hasTypedEntryOf) return null;
+  return scan.structs === 0 ? undefined : bytes;
+}
+
 // The update's `metadata` is an accessor on the update itself, so that it stays a plain object
 // (compared, spread and printed as before). Every update shares one getter and keeps its bytes in
 // a hidden property: a getter per update would give each its own hidden class.
