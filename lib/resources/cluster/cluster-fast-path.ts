@@ -16,6 +16,7 @@ import { messageCodec } from '../../codec';
 import type { OutlierDetection as OutlierDetectionProto } from '../../generated/protos';
 import { ValidationErrors } from '../../validation-errors';
 import { WireReader } from '../../wire-reader';
+import { nested, once } from '../fast-path-fields';
 import { unvalidatedClusterMetadata } from '../gcp-authn/validate';
 import type { DecodeContext } from '../resource-type';
 import { backendMetricPropagation } from './backend-metrics';
@@ -316,25 +317,5 @@ function readDuration(r: WireReader, d: number): boolean {
 
 function skipFields(r: WireReader, d: number): boolean {
   while (r.pos < r.len) r.skip(r.uint32() & 7, d);
-  return true;
-}
-
-/** Marks the message field `bit` read: false when it was already (see the top of this file). */
-function once(f: ClusterFields, bit: number): boolean {
-  if (f.read & bit) return false;
-  f.read |= bit;
-  return true;
-}
-
-/** Reads the nested message at `r`'s position, one level below `d`, with `read`. */
-function nested(
-  r: WireReader,
-  d: number,
-  f: ClusterFields,
-  read: (r: WireReader, d: number, f: ClusterFields) => boolean,
-): boolean {
-  const outer = r.enter(d + 1);
-  if (!read(r, d + 1, f)) return false;
-  r.leave(outer);
   return true;
 }

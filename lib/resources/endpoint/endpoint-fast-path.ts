@@ -10,6 +10,7 @@
 import { messageCodec } from '../../codec';
 import type { Metadata } from '../../generated/protos';
 import type { WireReader } from '../../wire-reader';
+import { nested, once } from '../fast-path-fields';
 import { ipv4Key, ipv4Text, ipv4ValueOf } from './ipv4';
 import { hasProxyAddress } from './proxy-address';
 import type { EndpointHealthStatus, LbEndpoint } from './update';
@@ -183,26 +184,6 @@ function readWeight(r: WireReader, d: number, f: EndpointFields): boolean {
     if (t === 8) f.weight = r.uint32();
     else r.skip(t & 7, d);
   }
-  return true;
-}
-
-/** Marks the message field `bit` read: false when it was already (protobuf would merge them). */
-function once(f: EndpointFields, bit: number): boolean {
-  if (f.read & bit) return false;
-  f.read |= bit;
-  return true;
-}
-
-/** Reads the nested message at `r`'s position, one level below `d`, with `read`. */
-function nested(
-  r: WireReader,
-  d: number,
-  f: EndpointFields,
-  read: (r: WireReader, d: number, f: EndpointFields) => boolean,
-): boolean {
-  const outer = r.enter(d + 1);
-  if (!read(r, d + 1, f)) return false;
-  r.leave(outer);
   return true;
 }
 
