@@ -123,26 +123,57 @@ export function unvalidatedClusterMetadata(bytes: Uint8Array): Uint8Array | unde
 }
 
 // The update's `metadata` is an accessor on the update itself, so that it stays a plain object
-// (compared, spread and printed as before). Every update shares one getter and keeps its bytes in
-// a hidden property: a getter per update would give each its own hidden class.
-const METADATA_BYTES = Symbol('xds-client.clusterMetadataBytes');
+// (compared, spread and printed as before). Every update shares one getter (a getter per update
+// would give each its own hidden class) and keeps its bytes in a private field that
+// `MetadataBytes` stamps on it: invisible to reflection, printing and comparison like a
+// non-enumerable property, but set by an inline-cached store where `Object.defineProperty` was
+// a runtime call, once per cached Cluster.
+
+/** Its constructor hands back the object given: a subclass's fields are then put on that one. */
+class Stamp {
+  constructor(target: object) {
+    return target as Stamp;
+  }
+}
+
+class MetadataBytes extends Stamp {
+  readonly #bytes: Uint8Array;
+
+  private constructor(target: object, bytes: Uint8Array) {
+    super(target);
+    this.#bytes = bytes;
+  }
+
+  static put(target: object, bytes: Uint8Array): void {
+    new MetadataBytes(target, bytes);
+  }
+
+  static of(target: object): Uint8Array {
+    return (target as MetadataBytes).#bytes;
+  }
+}
+
 const madeMetadata = new WeakMap<object, ReadonlyMap<string, ClusterMetadataValue>>();
 
-function readLazyMetadata(this: {
-  readonly [METADATA_BYTES]: Uint8Array;
-}): ReadonlyMap<string, ClusterMetadataValue> {
+function readLazyMetadata(this: object): ReadonlyMap<string, ClusterMetadataValue> {
   let made = madeMetadata.get(this);
   if (made === undefined) {
     // Scanned when the Cluster was validated: decoding and reading cannot fail.
-    const metadata = metadataCodec.decode(this[METADATA_BYTES]);
+    const metadata = metadataCodec.decode(MetadataBytes.of(this));
     made = validateClusterMetadata(metadata, new ValidationErrors())!;
     madeMetadata.set(this, made);
   }
   return made;
 }
 
+/** Every update's `metadata` getter. */
+const LAZY_METADATA: PropertyDescriptor = Object.freeze({
+  get: readLazyMetadata,
+  enumerable: true,
+});
+
 /** Gives a (not yet frozen) update a `metadata` read from `bytes` when first asked for. */
 export function lazyClusterMetadata(update: object, bytes: Uint8Array): void {
-  Object.defineProperty(update, METADATA_BYTES, { value: bytes });
-  Object.defineProperty(update, 'metadata', { get: readLazyMetadata, enumerable: true });
+  MetadataBytes.put(update, bytes);
+  Object.defineProperty(update, 'metadata', LAZY_METADATA);
 }
