@@ -12,6 +12,7 @@ import type { ResponseVerdict, WireResponse } from '../ads/ads-stream';
 import { XdsError, formatFieldErrors } from '../../errors';
 import { parseResourceName } from '../cache/resource-name';
 import type { Deliver, Notification, ResourceState } from '../cache/resource-state';
+import { NamesSeen } from './names-seen';
 import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
 
 const trace = tracer('xds_client');
@@ -88,7 +89,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       : { certificateProviders: ctx.certificateProviders }),
   };
   const now = new Date();
-  const seen = new Set<string>();
+  const seen = new NamesSeen();
   const errors: string[] = [];
   const notifications: Notification[] = [];
   const queue: Deliver = (notification) => notifications.push(notification);
@@ -138,12 +139,11 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       }
     }
     const canonical = parseResourceName(name).canonical;
-    if (seen.has(canonical)) {
+    const state = ctx.lookup(canonical);
+    if (!seen.claim(canonical, state)) {
       errors.push(`resource index ${index}: ${type.typeName} "${name}": duplicate resource name`);
       return;
     }
-    seen.add(canonical);
-    const state = ctx.lookup(canonical);
     if (!state) return; // not subscribed: ignored
 
     if (bytes === undefined) {
@@ -238,13 +238,9 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
 }
 
 /** SotW: a cached Listener or Cluster missing from a response has been deleted. */
-function findDeletions(
-  ctx: ResponseContext,
-  seen: ReadonlySet<string>,
-  notifications: Notification[],
-): void {
+function findDeletions(ctx: ResponseContext, seen: NamesSeen, notifications: Notification[]): void {
   for (const state of ctx.entries()) {
-    if (seen.has(state.name) || state.resource === undefined) continue;
+    if (seen.named(state) || state.resource === undefined) continue;
     deleteResource(ctx, state, notifications);
   }
 }
@@ -256,22 +252,21 @@ function findDeletions(
 function removeResources(
   removed: readonly string[],
   ctx: ResponseContext,
-  seen: Set<string>,
+  seen: NamesSeen,
   errors: string[],
   notifications: Notification[],
 ): void {
   const { type, nodeId } = ctx;
   removed.forEach((name, index) => {
     const canonical = parseResourceName(name).canonical;
-    if (seen.has(canonical)) {
+    const state = ctx.lookup(canonical);
+    if (!seen.claim(canonical, state)) {
       errors.push(
         `removed_resources[${index}]: ${type.typeName} "${name}": both updated and removed ` +
           'in one response',
       );
       return;
     }
-    seen.add(canonical);
-    const state = ctx.lookup(canonical);
     if (!state) return;
     if (state.resource !== undefined) {
       deleteResource(ctx, state, notifications);
