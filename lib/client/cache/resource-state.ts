@@ -248,8 +248,10 @@ export class ResourceState<T> implements TimedEntry {
    * within `ttlMs`. Undefined removes the TTL (a resource sent without one lives on).
    */
   setTtl(ttlMs: number | undefined, onExpired: (state: this) => void): void {
-    clearTimeout(this.ttlTimer);
-    this.ttlTimer = undefined;
+    if (this.ttlTimer !== undefined) {
+      clearTimeout(this.ttlTimer);
+      this.ttlTimer = undefined;
+    }
     if (ttlMs === undefined) return;
     this.ttlTimer = setTimeout(() => {
       this.ttlTimer = undefined;
