@@ -10,7 +10,7 @@ import type {
 import { logError, tracer } from '../../trace';
 import type { ResponseVerdict, WireResponse } from '../ads/ads-stream';
 import { XdsError, formatFieldErrors } from '../../errors';
-import { parseResourceName } from '../cache/resource-name';
+import { canonicalName } from '../cache/resource-name';
 import type { Deliver, Notification, ResourceState } from '../cache/resource-state';
 import { NamesSeen } from './names-seen';
 import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
@@ -138,7 +138,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
         return;
       }
     }
-    const canonical = parseResourceName(name).canonical;
+    const canonical = canonicalName(name);
     const state = ctx.lookup(canonical);
     if (!seen.claim(canonical, state)) {
       errors.push(`resource index ${index}: ${type.typeName} "${name}": duplicate resource name`);
@@ -258,7 +258,7 @@ function removeResources(
 ): void {
   const { type, nodeId } = ctx;
   removed.forEach((name, index) => {
-    const canonical = parseResourceName(name).canonical;
+    const canonical = canonicalName(name);
     const state = ctx.lookup(canonical);
     if (!seen.claim(canonical, state)) {
       errors.push(
