@@ -111,11 +111,6 @@ export class ResourceState<T> implements TimedEntry {
   /** The resource's TTL runs out: it expires unless refreshed first. */
   private ttlTimer: NodeJS.Timeout | undefined;
   private _deletionIgnored = false;
-  /**
-   * The response that last named this entry (core/names-seen.ts's mark): set and read only
-   * while that response is processed.
-   */
-  namedBy: object | undefined = undefined;
 
   constructor(
     readonly type: ResourceType<T>,

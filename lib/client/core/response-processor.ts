@@ -12,7 +12,6 @@ import type { ResponseVerdict, WireResponse } from '../ads/ads-stream';
 import { XdsError, formatFieldErrors } from '../../errors';
 import { canonicalName } from '../cache/resource-name';
 import type { Deliver, Notification, ResourceState } from '../cache/resource-state';
-import { NamesSeen } from './names-seen';
 import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
 
 const trace = tracer('xds_client');
@@ -89,7 +88,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       : { certificateProviders: ctx.certificateProviders }),
   };
   const now = new Date();
-  const seen = new NamesSeen();
+  const seen = new Set<string>();
   const errors: string[] = [];
   const notifications: Notification[] = [];
   const queue: Deliver = (notification) => notifications.push(notification);
@@ -139,11 +138,12 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
       }
     }
     const canonical = canonicalName(name);
-    const state = ctx.lookup(canonical);
-    if (!seen.claim(canonical, state)) {
+    if (seen.has(canonical)) {
       errors.push(`resource index ${index}: ${type.typeName} "${name}": duplicate resource name`);
       return;
     }
+    seen.add(canonical);
+    const state = ctx.lookup(canonical);
     if (!state) return; // not subscribed: ignored
 
     if (bytes === undefined) {
@@ -238,9 +238,13 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
 }
 
 /** SotW: a cached Listener or Cluster missing from a response has been deleted. */
-function findDeletions(ctx: ResponseContext, seen: NamesSeen, notifications: Notification[]): void {
+function findDeletions(
+  ctx: ResponseContext,
+  seen: ReadonlySet<string>,
+  notifications: Notification[],
+): void {
   for (const state of ctx.entries()) {
-    if (seen.named(state) || state.resource === undefined) continue;
+    if (seen.has(state.name) || state.resource === undefined) continue;
     deleteResource(ctx, state, notifications);
   }
 }
@@ -252,21 +256,22 @@ function findDeletions(ctx: ResponseContext, seen: NamesSeen, notifications: Not
 function removeResources(
   removed: readonly string[],
   ctx: ResponseContext,
-  seen: NamesSeen,
+  seen: Set<string>,
   errors: string[],
   notifications: Notification[],
 ): void {
   const { type, nodeId } = ctx;
   removed.forEach((name, index) => {
     const canonical = canonicalName(name);
-    const state = ctx.lookup(canonical);
-    if (!seen.claim(canonical, state)) {
+    if (seen.has(canonical)) {
       errors.push(
         `removed_resources[${index}]: ${type.typeName} "${name}": both updated and removed ` +
           'in one response',
       );
       return;
     }
+    seen.add(canonical);
+    const state = ctx.lookup(canonical);
     if (!state) return;
     if (state.resource !== undefined) {
       deleteResource(ctx, state, notifications);
