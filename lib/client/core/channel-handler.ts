@@ -81,6 +81,7 @@ export class ChannelEventHandler {
       // The type's maps found once per response, not per resource (a response names thousands).
       lookup: channel.lookupOf(typeUrl),
       entries: () => channel.resourcesOf(typeUrl),
+      entryCount: () => channel.resourceCountOf(typeUrl),
       onTtlExpired: this.onTtlExpired,
     };
   }

@@ -188,6 +188,13 @@ export class ServerChannel {
     return maps.length === 1 ? maps[0]!.values() : maps.flatMap((map) => [...map.values()]);
   }
 
+  /** How many entries `resourcesOf(typeUrl)` has. */
+  resourceCountOf(typeUrl: string): number {
+    let count = 0;
+    for (const map of this.mapsOf(typeUrl)) count += map.size;
+    return count;
+  }
+
   /** The type's maps of the authorities this server is current for. */
   private mapsOf(typeUrl: string): ReadonlyMap<string, ResourceState<unknown>>[] {
     const maps: ReadonlyMap<string, ResourceState<unknown>>[] = [];
