@@ -127,6 +127,27 @@ describe('ACK and NACK', () => {
     );
   });
 
+  it('duplicate names of a resource nobody subscribed to are nacked too', async () => {
+    env = await startEnv();
+    const w = new RecordingWatcher<ClusterUpdate>();
+    env.client.watchCluster('A', w);
+    await env.server.waitForRequest((r) => r.typeUrl === CDS);
+    env.server.sendRaw({
+      typeUrl: CDS,
+      resources: [
+        { typeUrl: CDS, json: edsCluster('other') },
+        { typeUrl: CDS, json: edsCluster('A') },
+        { typeUrl: CDS, json: edsCluster('other') },
+      ],
+    });
+    await w.next('changed'); // A applies: the error is another resource's
+    const nack = await env.server.waitForRequest((r) => r.errorDetail !== undefined);
+    assert.match(
+      nack.errorDetail!.message,
+      /^xDS response validation errors: \[resource index 2: Cluster "other": duplicate resource name\]$/,
+    );
+  });
+
   it('a resource with another type url is nacked', async () => {
     env = await startEnv();
     const w = new RecordingWatcher<ClusterUpdate>();

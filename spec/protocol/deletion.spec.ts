@@ -13,6 +13,7 @@ import { status, type ClusterUpdate, type EndpointUpdate } from '../../lib';
 import { edsCluster, endpoints } from '../../lib/testing';
 import {
   API_TYPES,
+  CDS,
   PER_TYPE_API_TYPES,
   isSotw,
   settled,
@@ -30,8 +31,8 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       startSotwEnv({ ...options, apiType });
     // Not defined at all on delta, rather than reported as skipped.
     const sotwOnly = isSotw(apiType) ? it : ((() => undefined) as unknown as typeof it);
-
-    it('a cluster missing from a response is deleted', async () => {
+    /** Clusters A and B served, each watched and delivered. */
+    async function watchedAB() {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
       const wa = new RecordingWatcher<ClusterUpdate>();
@@ -40,6 +41,11 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       env.client.watchCluster('B', wb);
       await wa.next('changed');
       await wb.next('changed');
+      return { wa, wb };
+    }
+
+    it('a cluster missing from a response is deleted', async () => {
+      const { wa, wb } = await watchedAB();
       env.server.setResources('cluster', [edsCluster('B')]);
       const { error } = await wa.next('error');
       assert.equal(error.code, status.NOT_FOUND);
@@ -48,6 +54,22 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       const a = env.client.dump().find((d) => d.name === 'A')!;
       assert.equal(a.status, 'DOES_NOT_EXIST');
       assert.equal(a.cached, false);
+    });
+
+    sotwOnly('a cluster missing from a response is deleted whatever else it names', async () => {
+      const { wa } = await watchedAB();
+      // As many resources as cached entries, and more, but A not among them.
+      env.server.sendRaw({
+        typeUrl: CDS,
+        resources: [
+          { typeUrl: CDS, json: edsCluster('B') },
+          { typeUrl: CDS, json: edsCluster('B') },
+          { typeUrl: CDS, json: edsCluster('C') },
+        ],
+      });
+      const { error } = await wa.next('error');
+      assert.equal(error.code, status.NOT_FOUND);
+      assert.match(error.message, /Cluster "A" does not exist/);
     });
 
     it('a deleted cluster that comes back byte-identical is announced again', async () => {

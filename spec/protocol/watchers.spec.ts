@@ -116,6 +116,33 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
       await w.next('changed');
     });
 
+    it('a resource whose one watcher throws costs the response nothing else', async () => {
+      env = await startEnv();
+      env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+      let thrown = 0;
+      const thrower = {
+        onResourceChanged() {
+          thrown++;
+          throw new Error('watcher bug (expected in this spec)');
+        },
+        onResourceError() {},
+      };
+      const w = new RecordingWatcher<ClusterUpdate>();
+      env.client.watchCluster('A', thrower);
+      env.client.watchCluster('B', w);
+      await w.next('changed');
+      // Both change in one response: A's only watcher throws first, B's still hears.
+      env.server.setResources('cluster', [
+        edsCluster('A', { serviceName: 'a2' }),
+        edsCluster('B', { serviceName: 'b2' }),
+      ]);
+      const update = await w.next('changed');
+      assert.equal(update.resource.type === 'EDS' && update.resource.edsServiceName, 'b2');
+      assert.equal(thrown, 2);
+      const ack = await answerTo(env.server, env.server.responses.at(-1)!);
+      assert.equal(ack.errorDetail, undefined);
+    });
+
     it('an unchanged resource notifies nobody but updates version and status', async () => {
       env = await startEnv();
       env.server.setResources('cluster', [edsCluster('A')]);

@@ -101,8 +101,12 @@ export interface AdsStreamEvents {
   onRejected(typeUrl: string, message: string): void;
   /** The first response of a stream arrived: the server is reachable and talking. */
   onConnected(): void;
-  /** A request was handed to the wire on the current stream. */
-  onRequestWritten(request: SentRequest): void;
+  /**
+   * A request was handed to the wire on the current stream. `newlyNamed`: the names whose
+   * does-not-exist timers may start now, those no earlier request on the stream carried (a
+   * superset will do; see the protocol's `send`).
+   */
+  onRequestWritten(request: SentRequest, newlyNamed: readonly string[]): void;
   /**
    * The stream ended. `error` is set when it failed before any response (gRFC A57): a
    * connectivity problem. A stream that ends after a response is normal and has no error.
@@ -265,14 +269,22 @@ export abstract class AdsStream<S extends TypeStateBase = TypeStateBase> {
     }
   }
 
-  /** Writes one request, noting that the node went out and the NACK was said (once). */
-  protected write(state: S, bytes: Uint8Array, sent: SentRequest): void {
+  /**
+   * Writes one request, noting that the node went out and the NACK was said (once).
+   * `newlyNamed` as in AdsStreamEvents.onRequestWritten.
+   */
+  protected write(
+    state: S,
+    bytes: Uint8Array,
+    sent: SentRequest,
+    newlyNamed: readonly string[],
+  ): void {
     const call = this.call!;
     this.nodeSent = true;
     state.sentOnStream = true;
     state.nack = undefined; // a NACK is sent once, never repeated on later requests
     call.write(bytes, () => {
-      if (this.call === call) this.events.onRequestWritten(sent);
+      if (this.call === call) this.events.onRequestWritten(sent, newlyNamed);
     });
   }
 

@@ -88,7 +88,8 @@ export class DeltaAdsStream extends AdsStream<DeltaTypeState> {
           (sent.errorDetail === undefined ? '' : ` NACK: ${sent.errorDetail}`),
       );
     }
-    this.write(state, bytes, sent);
+    // Only the names it subscribes to are new to the stream.
+    this.write(state, bytes, sent, sent.resourceNames);
   }
 
   protected onMessage(bytes: Uint8Array): void {

@@ -28,6 +28,11 @@ interface SotwTypeState extends TypeStateBase {
    * of a type repeats its whole name list, thousands of names for a large mesh.
    */
   namesCache: { readonly list: readonly string[]; readonly bytes: Uint8Array } | undefined;
+  /**
+   * The name list of the last request written on this stream (namesCache's list, kept until a
+   * name changes): a request with the same list names nothing new to the stream.
+   */
+  writtenNames: readonly string[] | undefined;
 }
 
 /**
@@ -47,6 +52,7 @@ export class SotwAdsStream extends AdsStream<SotwTypeState> {
       lastAcked: undefined,
       namesChanged: false,
       namesCache: undefined,
+      writtenNames: undefined,
     };
   }
 
@@ -72,6 +78,7 @@ export class SotwAdsStream extends AdsStream<SotwTypeState> {
 
   protected resetForStream(state: SotwTypeState): void {
     state.lastAcked = undefined;
+    state.writtenNames = undefined;
   }
 
   protected send(typeUrl: string, state: SotwTypeState): void {
@@ -99,7 +106,11 @@ export class SotwAdsStream extends AdsStream<SotwTypeState> {
           (sent.errorDetail === undefined ? '' : ` NACK: ${sent.errorDetail}`),
       );
     }
-    this.write(state, bytes, sent);
+    // An ACK or NACK with the list already written on this stream starts no timer: walking its
+    // thousands of names for nothing was ~7 % of a large response's cost (decision 0092).
+    const newlyNamed = names.list === state.writtenNames ? [] : names.list;
+    state.writtenNames = names.list;
+    this.write(state, bytes, sent, newlyNamed);
   }
 
   protected onMessage(bytes: Uint8Array): void {

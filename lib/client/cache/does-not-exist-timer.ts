@@ -60,6 +60,8 @@ export class DoesNotExistTimer {
 
   /** The entry is gone (or can never be served): no timer, now or later. */
   stop(): void {
+    // Most calls find no timer (a response settles every entry it names): no clearTimeout then.
+    if (this.handle === undefined) return;
     clearTimeout(this.handle);
     this.handle = undefined;
   }

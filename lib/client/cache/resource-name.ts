@@ -11,6 +11,14 @@ export interface ParsedResourceName {
 
 const XDSTP = 'xdstp:';
 
+/**
+ * The cache key of a name: `parseResourceName(name).canonical`, without making the parsed name
+ * for an old-style one (a response names thousands).
+ */
+export function canonicalName(name: string): string {
+  return name.startsWith(XDSTP) ? parseResourceName(name).canonical : name;
+}
+
 export function parseResourceName(name: string): ParsedResourceName {
   if (!name.startsWith(XDSTP)) return { authority: undefined, canonical: name };
   let url: URL;

@@ -243,8 +243,10 @@ export class ResourceState<T> implements TimedEntry {
    * within `ttlMs`. Undefined removes the TTL (a resource sent without one lives on).
    */
   setTtl(ttlMs: number | undefined, onExpired: (state: this) => void): void {
-    clearTimeout(this.ttlTimer);
-    this.ttlTimer = undefined;
+    if (this.ttlTimer !== undefined) {
+      clearTimeout(this.ttlTimer);
+      this.ttlTimer = undefined;
+    }
     if (ttlMs === undefined) return;
     this.ttlTimer = setTimeout(() => {
       this.ttlTimer = undefined;
@@ -358,6 +360,12 @@ export class ResourceState<T> implements TimedEntry {
   notifyChanged(): void {
     const resource = this._resource;
     if (resource === undefined) return;
+    const watchers = this.watchers;
+    if (watchers instanceof WatcherEntry) {
+      // One watcher, as most resources have: no copy of the list, no closure per resource.
+      if (watchers.active && !watchers.pendingInitial) deliverChanged(watchers.watcher, resource);
+      return;
+    }
     this.broadcast((w) => w.onResourceChanged(resource));
   }
 
@@ -399,11 +407,24 @@ export class ResourceState<T> implements TimedEntry {
   }
 }
 
+/** `invokeWatcher` of `onResourceChanged(resource)`, without a closure. */
+function deliverChanged<T>(watcher: ResourceWatcher<T>, resource: T): void {
+  try {
+    watcher.onResourceChanged(resource);
+  } catch (e) {
+    logThrown(e);
+  }
+}
+
 /** Runs one watcher callback; what it throws is logged and goes no further. */
 function invokeWatcher<T>(watcher: ResourceWatcher<T>, call: (w: ResourceWatcher<T>) => void) {
   try {
     call(watcher);
   } catch (e) {
-    logError(`xds-client: a resource watcher threw: ${e instanceof Error ? e.stack : String(e)}`);
+    logThrown(e);
   }
+}
+
+function logThrown(e: unknown): void {
+  logError(`xds-client: a resource watcher threw: ${e instanceof Error ? e.stack : String(e)}`);
 }

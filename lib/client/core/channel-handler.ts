@@ -61,7 +61,8 @@ export class ChannelEventHandler {
       cachedVersions: (typeUrl) => cachedVersions(channel, typeUrl),
       onRejected: (typeUrl, message) => this.onRejected(channel, typeUrl, message),
       onConnected: () => this.onConnected(channel, stream),
-      onRequestWritten: (request) => this.onRequestWritten(channel, request),
+      onRequestWritten: (request, newlyNamed) =>
+        this.onRequestWritten(channel, request, newlyNamed),
       onStreamEnded: (error, hadResponse) =>
         this.onStreamEnded(channel, stream, error, hadResponse),
     };
@@ -80,6 +81,7 @@ export class ChannelEventHandler {
       // The type's maps found once per response, not per resource (a response names thousands).
       lookup: channel.lookupOf(typeUrl),
       entries: () => channel.resourcesOf(typeUrl),
+      entryCount: () => channel.resourceCountOf(typeUrl),
       onTtlExpired: this.onTtlExpired,
     };
   }
@@ -208,15 +210,19 @@ export class ChannelEventHandler {
   /**
    * gRFC A57: a does-not-exist timer starts once the request naming the resource is written —
    * on the stream of the server its authority uses (a failed server being retried has none).
+   * Only the names new to the stream can start one: an entry whose name an earlier request on
+   * the stream carried has its timer started already, or its verdict.
    */
-  private onRequestWritten(channel: ServerChannel, request: SentRequest): void {
+  private onRequestWritten(
+    channel: ServerChannel,
+    request: SentRequest,
+    newlyNamed: readonly string[],
+  ): void {
     if (!this.prepared.has(request.typeUrl)) this.prepare(request.typeUrl);
     this.ctx.events.notify('request', () => ({ server: channel.config.serverUri, ...request }));
-    startTimers(
-      request.resourceNames,
-      channel.lookupOf(request.typeUrl),
-      this.timeoutOf(channel),
-      (state) => this.onResourceTimeout(channel, state),
+    if (newlyNamed.length === 0) return;
+    startTimers(newlyNamed, channel.lookupOf(request.typeUrl), this.timeoutOf(channel), (state) =>
+      this.onResourceTimeout(channel, state),
     );
   }
 

@@ -10,7 +10,7 @@ import type {
 import { logError, tracer } from '../../trace';
 import type { ResponseVerdict, WireResponse } from '../ads/ads-stream';
 import { XdsError, formatFieldErrors } from '../../errors';
-import { parseResourceName } from '../cache/resource-name';
+import { canonicalName } from '../cache/resource-name';
 import type { Deliver, Notification, ResourceState } from '../cache/resource-state';
 import { readDeltaResource, readSotwResource, type WireResource } from './wire-resource';
 
@@ -29,6 +29,8 @@ export interface ResponseContext {
   lookup(canonicalName: string): ResourceState<unknown> | undefined;
   /** Every cache entry of this type on this server (for SotW deletion). */
   entries(): Iterable<ResourceState<unknown>>;
+  /** How many `entries` there are. */
+  entryCount(): number;
   /** A resource's TTL ran out (see ResourceState.setTtl). */
   onTtlExpired(state: ResourceState<unknown>): void;
 }
@@ -97,6 +99,8 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
   /** The resource's bytes, copied out of the response (see POOLED_COPIES_FROM). */
   const own = (bytes: Uint8Array) => ownBytes(bytes, ++copies >= POOLED_COPIES_FROM);
   let namelessErrors = 0;
+  /** Cache entries the response named (each once): all of them, and SotW deletes nothing. */
+  let named = 0;
   /** A TTL or a heartbeat: an unchanged re-send must still refresh it, so no fast path. */
   let timed = false;
 
@@ -137,7 +141,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
         return;
       }
     }
-    const canonical = parseResourceName(name).canonical;
+    const canonical = canonicalName(name);
     if (seen.has(canonical)) {
       errors.push(`resource index ${index}: ${type.typeName} "${name}": duplicate resource name`);
       return;
@@ -145,6 +149,7 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     seen.add(canonical);
     const state = ctx.lookup(canonical);
     if (!state) return; // not subscribed: ignored
+    named++;
 
     if (bytes === undefined) {
       heartbeat(state, wire, name, version, index);
@@ -222,7 +227,8 @@ export function processResponse(response: WireResponse, ctx: ResponseContext): P
     removeResources(response.removed, ctx, seen, errors, notifications);
   } else if (type.allResourcesRequiredInSotW && namelessErrors === 0) {
     // An undecodable resource might be one that is "missing": then nothing can be called deleted.
-    findDeletions(ctx, seen, notifications);
+    // Most often every subscribed name is in the response: then no entry need be looked at.
+    if (named < ctx.entryCount()) findDeletions(ctx, seen, notifications);
   }
 
   const verdict: ResponseVerdict =
@@ -262,7 +268,7 @@ function removeResources(
 ): void {
   const { type, nodeId } = ctx;
   removed.forEach((name, index) => {
-    const canonical = parseResourceName(name).canonical;
+    const canonical = canonicalName(name);
     if (seen.has(canonical)) {
       errors.push(
         `removed_resources[${index}]: ${type.typeName} "${name}": both updated and removed ` +

@@ -165,11 +165,7 @@ export class ServerChannel {
    * current for, found once (a response or a request names thousands).
    */
   lookupOf(typeUrl: string): (name: string) => ResourceState<unknown> | undefined {
-    const maps: ReadonlyMap<string, ResourceState<unknown>>[] = [];
-    for (const authority of this.authorities) {
-      const map = authority.current === this ? authority.resourcesOf(typeUrl) : undefined;
-      if (map) maps.push(map);
-    }
+    const maps = this.mapsOf(typeUrl);
     if (maps.length === 1) {
       const only = maps[0]!;
       return (name) => only.get(name);
@@ -183,10 +179,29 @@ export class ServerChannel {
     };
   }
 
-  /** Every cache entry of a type in the authorities this server is current for. */
-  *resourcesOf(typeUrl: string): Iterable<ResourceState<unknown>> {
+  /**
+   * Every cache entry of a type in the authorities this server is current for: most often one
+   * map's own iterator (a generator resumed per entry cost a SotW response's deletion walk).
+   */
+  resourcesOf(typeUrl: string): Iterable<ResourceState<unknown>> {
+    const maps = this.mapsOf(typeUrl);
+    return maps.length === 1 ? maps[0]!.values() : maps.flatMap((map) => [...map.values()]);
+  }
+
+  /** How many entries `resourcesOf(typeUrl)` has. */
+  resourceCountOf(typeUrl: string): number {
+    let count = 0;
+    for (const map of this.mapsOf(typeUrl)) count += map.size;
+    return count;
+  }
+
+  /** The type's maps of the authorities this server is current for. */
+  private mapsOf(typeUrl: string): ReadonlyMap<string, ResourceState<unknown>>[] {
+    const maps: ReadonlyMap<string, ResourceState<unknown>>[] = [];
     for (const authority of this.authorities) {
-      if (authority.current === this) yield* authority.resourcesOf(typeUrl)?.values() ?? [];
+      const map = authority.current === this ? authority.resourcesOf(typeUrl) : undefined;
+      if (map) maps.push(map);
     }
+    return maps;
   }
 }
