@@ -14,6 +14,7 @@
 // (and could fail on) is read here the way it reads it.
 import { messageCodec } from '../../codec';
 import type { OutlierDetection as OutlierDetectionProto } from '../../generated/protos';
+import { Cluster_DiscoveryType, Cluster_LbPolicy, RoutingPriority } from '../../generated/protos';
 import { ValidationErrors } from '../../validation-errors';
 import { WireReader } from '../../wire-reader';
 import { nested, once } from '../fast-path-fields';
@@ -27,10 +28,10 @@ import { DEFAULT_MAX_CONCURRENT_REQUESTS, type ClusterUpdate } from './update';
 
 const outlierCodec = messageCodec('envoy.config.cluster.v3.OutlierDetection');
 
-/** Cluster.DiscoveryType.EDS and Cluster.LbPolicy.ROUND_ROBIN, RoutingPriority.DEFAULT. */
-const EDS = 3;
-const ROUND_ROBIN = 0;
-const DEFAULT_PRIORITY = 0;
+// Enum members copied once: module-namespace getters are not free on this per-resource path.
+const EDS = Cluster_DiscoveryType.EDS;
+const ROUND_ROBIN = Cluster_LbPolicy.ROUND_ROBIN;
+const DEFAULT_PRIORITY = RoutingPriority.DEFAULT;
 
 /** Message fields read so far: a second one falls back (see the top of this file). */
 const EDS_CLUSTER_CONFIG = 1;
