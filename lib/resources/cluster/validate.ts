@@ -39,8 +39,6 @@ const EDS = Cluster_DiscoveryType.EDS;
 const LOGICAL_DNS = Cluster_DiscoveryType.LOGICAL_DNS;
 const DEFAULT_PRIORITY = RoutingPriority.DEFAULT;
 
-type Variant = ClusterVariant;
-
 /** Validates a decoded Cluster: a frozen update, or undefined with the reasons in `errors`. */
 export function validateCluster(
   cluster: Cluster,
@@ -101,7 +99,7 @@ function overrideHostStatus(cluster: Cluster): readonly OverrideHostStatus[] {
   return Object.freeze([...kept]);
 }
 
-function discoveryType(cluster: Cluster, errors: ValidationErrors): Variant | undefined {
+function discoveryType(cluster: Cluster, errors: ValidationErrors): ClusterVariant | undefined {
   // The generated decoder sets the discriminator as it reads the member: a plain property.
   const kind = cluster.clusterDiscoveryType;
   if (kind === 'clusterType') return aggregate(cluster, errors);
@@ -129,7 +127,7 @@ function discoveryType(cluster: Cluster, errors: ValidationErrors): Variant | un
   }
 }
 
-function eds(cluster: Cluster, errors: ValidationErrors): Variant | undefined {
+function eds(cluster: Cluster, errors: ValidationErrors): ClusterVariant | undefined {
   const config = cluster.edsClusterConfig;
   if (config === null) {
     errors.addAt('eds_cluster_config', 'field not present');
@@ -157,7 +155,7 @@ function eds(cluster: Cluster, errors: ValidationErrors): Variant | undefined {
 function logicalDns(
   assignment: ClusterLoadAssignment,
   errors: ValidationErrors,
-): Variant | undefined {
+): ClusterVariant | undefined {
   return errors.field('endpoints', () => {
     if (assignment.endpoints.length !== 1) {
       errors.add(`exactly one locality required, got ${assignment.endpoints.length}`);
@@ -177,7 +175,10 @@ function logicalDns(
   });
 }
 
-function dnsEndpoint(endpoint: Endpoint | null, errors: ValidationErrors): Variant | undefined {
+function dnsEndpoint(
+  endpoint: Endpoint | null,
+  errors: ValidationErrors,
+): ClusterVariant | undefined {
   if (endpoint === null) {
     errors.add('field not present');
     return undefined;
@@ -196,7 +197,7 @@ function dnsEndpoint(endpoint: Endpoint | null, errors: ValidationErrors): Varia
   });
 }
 
-function dnsHostname(socket: SocketAddress, errors: ValidationErrors): Variant | undefined {
+function dnsHostname(socket: SocketAddress, errors: ValidationErrors): ClusterVariant | undefined {
   const before = errors.count;
   if (socket.address === '') errors.addAt('address', 'must be non-empty');
   // A custom resolver cannot be honoured: DNS is the only resolver a LOGICAL_DNS cluster gets.
@@ -211,7 +212,7 @@ function dnsHostname(socket: SocketAddress, errors: ValidationErrors): Variant |
   return { type: 'LOGICAL_DNS', dnsHostname: joinHostPort(socket.address, port) };
 }
 
-function aggregate(cluster: Cluster, errors: ValidationErrors): Variant | undefined {
+function aggregate(cluster: Cluster, errors: ValidationErrors): ClusterVariant | undefined {
   const custom = cluster.clusterType!;
   return errors.field('cluster_type', () => {
     // gRPC C-core keys on the type URL, grpc-go on the name: either one identifies an
