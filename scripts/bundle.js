@@ -21,7 +21,8 @@
 // view of one is a line requiring the other bundle), so a process has one copy of each module:
 // one registry of open clients, one XdsError class. Each public entry file (dist/lib/index.js,
 // grpc/index.js, testing/index.js, cli/bin.js) is then rewritten to one line that takes its
-// module from a bundle. Modules inside a bundle run when first required, as they did as files.
+// module from a bundle. Modules inside a bundle run when first required, as they did as files;
+// in the bundles an import runs whole, V8 compiles them with the bundle (decision 0094).
 // The other files tsc wrote stay where they are, for the declarations beside them and for tools
 // that read them.
 'use strict';
@@ -105,8 +106,12 @@ function moduleTable(keys) {
   return `'use strict';\nexports.modules = {\n${rows.join('\n')}\n};\n`;
 }
 
-async function bundle(bundleFile, keys, home, banner = '') {
-  await esbuild.build({
+/**
+ * Writes `bundleFile` with the modules `keys`. `compiled` says whether the bundle's modules are
+ * compiled with it (decision 0094): true for a bundle whose modules its entry's import runs.
+ */
+async function bundle(bundleFile, keys, home, { banner = '', compiled }) {
+  const built = await esbuild.build({
     stdin: {
       contents: moduleTable(keys),
       resolveDir: LIB,
@@ -118,12 +123,53 @@ async function bundle(bundleFile, keys, home, banner = '') {
     format: 'cjs',
     target: 'node20',
     banner: { js: banner },
-    // Comments and layout are for readers of lib/; the source map leads back there.
-    minifyWhitespace: true,
-    sourcemap: true,
+    // Laid out first (a line per module boundary, for compiledWithBundle), then minified below:
+    // comments and layout are for readers of lib/; the source map leads back there.
+    sourcemap: 'inline',
+    write: false,
     plugins: [resolver(home, bundleFile)],
     logLevel: 'warning',
   });
+  const laidOut = built.outputFiles[0].text;
+  const minified = await esbuild.transform(compiled ? compiledWithBundle(laidOut) : laidOut, {
+    minifyWhitespace: true,
+    sourcemap: 'external',
+    sourcefile: bundleFile,
+    logLevel: 'warning',
+  });
+  const file = path.join(LIB, bundleFile);
+  fs.writeFileSync(file, `${minified.code}//# sourceMappingURL=${bundleFile}.map\n`);
+  fs.writeFileSync(`${file}.map`, minified.map);
+}
+
+/**
+ * Turns each module's function in esbuild's layout, `"key"(exports2, module2) {...}` inside
+ * `__commonJS({...})`, into a parenthesised function expression, `"key": (function(...) {...})`.
+ * V8 compiles a parenthesised function with the script that holds it instead of on its first
+ * call (decision 0094): a module's body is then parsed once, where a lazily compiled one is
+ * pre-parsed with the bundle and parsed again when it is first required.
+ */
+function compiledWithBundle(code) {
+  const lines = code.split('\n');
+  let open = -1;
+  let count = 0;
+  for (let i = 1; i < lines.length; i++) {
+    const header = /^ {2}("[^"]+")\(([^)]*)\) \{$/.exec(lines[i]);
+    if (header && lines[i - 1].endsWith('__commonJS({')) {
+      if (open >= 0) throw new Error(`bundle: module at line ${open + 1} has no end`);
+      lines[i] = `  ${header[1]}: (function(${header[2]}) {`;
+      open = i;
+      count++;
+    } else if (open >= 0 && lines[i] === '  }' && lines[i + 1] === '});') {
+      lines[i] = '  })';
+      open = -1;
+    }
+  }
+  const expected = (code.match(/__commonJS\(\{$/gm) ?? []).length;
+  if (open >= 0 || count !== expected) {
+    throw new Error(`bundle: found ${count} of ${expected} modules in esbuild's layout`);
+  }
+  return lines.join('\n');
 }
 
 /** Every module under dist/lib that `entries` reach (esbuild's own resolution). */
@@ -198,10 +244,12 @@ async function main() {
       .map(([key]) => key)
       .sort();
 
-  await bundle(CORE, keysOf(CORE), home, licenses());
-  await bundle(CORE_LAZY, keysOf(CORE_LAZY), home);
-  await bundle(EXTENSIONS, keysOf(EXTENSIONS), home);
-  await bundle(TOOLS, keysOf(TOOLS), home);
+  // Importing an entry runs (nearly) every module of its bundle; core-lazy's modules load one by
+  // one, on first use, and most processes never run some of them (the REST and file transports).
+  await bundle(CORE, keysOf(CORE), home, { banner: licenses(), compiled: true });
+  await bundle(CORE_LAZY, keysOf(CORE_LAZY), home, { compiled: false });
+  await bundle(EXTENSIONS, keysOf(EXTENSIONS), home, { compiled: true });
+  await bundle(TOOLS, keysOf(TOOLS), home, { compiled: true });
   // The separate files' own requires of package modules (generated/decoders.js reads through
   // wire-reader.js) take the bundles' instances too.
   for (const key of fs.readdirSync(path.join(LIB, 'generated')).map((f) => `generated/${f}`)) {
