@@ -69,7 +69,7 @@ export function config(quick: boolean): Config {
         memoryClusters: 10_000,
         watchersPerCluster: 10,
         treeClusters: 200,
-        importSamples: 7,
+        importSamples: 15,
         warmupRounds: 4,
         warmupAssignments: 300,
         secondWarmupClusters: 500,
