@@ -5,9 +5,12 @@
 //
 //   dist/lib/core.bundle.js       the modules that importing `xds-client` runs, and those of the
 //                                 core that importing `xds-client/grpc` runs
-//   dist/lib/core-lazy.bundle.js  the other modules `xds-client` can reach, loaded on first use
-//                                 (the validators of each resource type, the REST, file and
-//                                 delta transports): an import does not even parse them
+//   dist/lib/core-lazy.bundle.js  what the first resources of each type load: the validators,
+//                                 the fast-path readers and what they use
+//   dist/lib/core-optional.bundle.js  the other modules `xds-client` can reach, which only
+//                                 features a typical client leaves off load (the REST, file and
+//                                 delta transports, ...): neither an import nor a first RPC
+//                                 parses them
 //   dist/lib/extensions.bundle.js every other module the `xds-client/grpc` entry (the grpc-js
 //                                 plugin) can reach
 //   dist/lib/tools.bundle.js      every other module the `xds-client/testing` entry and the CLI
@@ -36,6 +39,7 @@ const ROOT = path.join(__dirname, '..');
 const LIB = path.join(ROOT, 'dist', 'lib');
 const CORE = 'core.bundle.js';
 const CORE_LAZY = 'core-lazy.bundle.js';
+const CORE_OPTIONAL = 'core-optional.bundle.js';
 const EXTENSIONS = 'extensions.bundle.js';
 const TOOLS = 'tools.bundle.js';
 const CORE_ENTRIES = ['index.js'];
@@ -226,8 +230,15 @@ async function main() {
   // or that import would load and parse all of core-lazy for it.
   const eager = new Set([...CORE_ENTRIES, GRPC_ENTRY].flatMap((entry) => [...runAtImport(entry)]));
   const owner = new Map();
-  for (const key of await reachable(CORE_ENTRIES)) {
-    if (!SEPARATE.test(key)) owner.set(key, eager.has(key) ? CORE : CORE_LAZY);
+  const core = [...(await reachable(CORE_ENTRIES))].filter((key) => !SEPARATE.test(key));
+  const lazy = core.filter((key) => !eager.has(key));
+  // What the resource types load with their first resource (the validators, the fast paths and
+  // what they use): every client's first responses need them. The rest only features a
+  // typical client leaves off load.
+  const forResources = await reachable(lazy.filter((key) => key.startsWith('resources/')));
+  for (const key of core) {
+    const lazyHome = forResources.has(key) ? CORE_LAZY : CORE_OPTIONAL;
+    owner.set(key, eager.has(key) ? CORE : lazyHome);
   }
   for (const [entries, bundleFile] of [
     [EXTENSION_ENTRIES, EXTENSIONS],
@@ -248,6 +259,7 @@ async function main() {
   // one, on first use, and most processes never run some of them (the REST and file transports).
   await bundle(CORE, keysOf(CORE), home, { banner: licenses(), compiled: true });
   await bundle(CORE_LAZY, keysOf(CORE_LAZY), home, { compiled: false });
+  await bundle(CORE_OPTIONAL, keysOf(CORE_OPTIONAL), home, { compiled: false });
   await bundle(EXTENSIONS, keysOf(EXTENSIONS), home, { compiled: true });
   await bundle(TOOLS, keysOf(TOOLS), home, { compiled: true });
   // The separate files' own requires of package modules (generated/decoders.js reads through

@@ -116,7 +116,7 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
       // The grpc-js plugin's import loads neither core-lazy nor the testing server and CLI.
       ['core.bundle.js', 'extensions.bundle.js', 'grpc/index.js', 'index.js'],
       [
-        'core-lazy.bundle.js',
+        'core-optional.bundle.js',
         'core.bundle.js',
         'extensions.bundle.js',
         'grpc/index.js',
@@ -125,6 +125,28 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
         'tools.bundle.js',
       ],
     ]);
+  });
+
+  it("a client's stream and its first resources of each type load core-lazy, not core-optional", () => {
+    // core-optional holds what only features a typical client leaves off load (the REST, file
+    // and delta transports): a module of resources/ that reached one would put it on every
+    // first response's path.
+    const result = runNode(`
+      const bundles = () => Object.keys(require.cache).filter((k) => /bundle\\.js$/.test(k)).map((k) => k.split(/[\\\\/]/).pop()).sort();
+      const x = require('xds-client');
+      const client = new x.XdsClient({ bootstrap: { xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }] }, resourceTimeoutMs: 60000 });
+      client.once('disconnected', () => {
+        const context = { server: { serverUri: '127.0.0.1:1' } };
+        for (const type of [x.listenerResourceType, x.routeConfigResourceType, x.clusterResourceType, x.endpointResourceType]) {
+          type.decode(new Uint8Array([10, 1, 65]), context);
+        }
+        console.log(JSON.stringify(bundles()));
+        client.close();
+      });
+      client.watchCluster('A', { onResourceChanged() {}, onResourceError() {} });
+    `);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), ['core-lazy.bundle.js', 'core.bundle.js']);
   });
 
   it('the entry points share one client core: CSDS added by xds-client/grpc sees a client made with xds-client', () => {
