@@ -128,10 +128,12 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
   });
 
   it("neither entry's import runs the optional features' modules, nor does a plain client's first watch (decision 0095)", () => {
-    // TLS certificate files, call credentials, google_default, LOGICAL_DNS, CSDS, metrics and
-    // the fault filter's validator load on first use: out of the core bundle, which an import
+    // TLS certificate files and certificate providers, call credentials, google_default,
+    // LOGICAL_DNS, CSDS, metrics and the fault filter's validator load on first use: out of the core bundle, which an import
     // parses whole, and not run by an insecure client watching a cluster (lib/, through tsx).
     const optional = [
+      'bootstrap/certificates.js',
+      'bootstrap/call-creds.js',
       'client/credentials/certificate-file-watcher.js',
       'client/credentials/spiffe-bundle-map.js',
       'client/credentials/jwt-token-file.js',
