@@ -6,7 +6,7 @@ export { XdsClient } from './xds-client';
 export { DEFAULT_RESOURCE_TIMEOUT_MS } from './client/core/client-core';
 export type { XdsClientOptions, ResourceDump } from './client/core/client-core';
 export type { ResourceStatus } from './client/cache/resource-state';
-export { addCsdsService, type CsdsClients } from './csds/service';
+export { addCsdsService, type CsdsClients } from './csds';
 export type { ResourceWatcher, WatchHandle } from './client/cache/resource-watcher';
 export { XdsError, isXdsError } from './errors';
 export type { FieldError, XdsErrorOptions } from './errors';

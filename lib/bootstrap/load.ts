@@ -7,7 +7,6 @@ import { status } from '@grpc/grpc-js';
 import { XdsError, formatFieldErrors, type FieldError, type XdsErrorOptions } from '../errors';
 import { ValidationErrors } from '../validation-errors';
 import { errorReason } from '../errors';
-import { parseCertificateProviders } from './certificates';
 import type {
   AuthorityConfig,
   Bootstrap,
@@ -26,6 +25,11 @@ import {
   type JsonObject,
 } from './json';
 import { parseServers } from './servers';
+
+// The certificate providers' parser loads with the first bootstrap that has
+// `certificate_providers`: most have none (decision 0095).
+const certificates = (): typeof import('./certificates') =>
+  require('./certificates') as typeof import('./certificates');
 
 /** Where `loadBootstrap()` looks when it is given no input. */
 export interface BootstrapSources {
@@ -124,8 +128,9 @@ function parseBootstrap(errs: ValidationErrors, raw: unknown): Bootstrap | undef
     raw,
     'server_listener_resource_name_template',
   );
+  const providers = own(raw, 'certificate_providers');
   const certificateProviders = new FrozenMap(
-    parseCertificateProviders(errs, own(raw, 'certificate_providers')),
+    providers === undefined ? [] : certificates().parseCertificateProviders(errs, providers),
   );
   return Object.freeze({
     xdsServers,

@@ -4,12 +4,12 @@
 // api_type with its own fields (REST's refresh_delay, FILESYSTEM's paths).
 import { resolve as resolvePath } from 'node:path';
 import type { ValidationErrors } from '../validation-errors';
-import { parseCallCredsList } from './call-creds';
-import { parseTlsCredsConfig, type FileWatcherConfig } from './certificates';
+import type { FileWatcherConfig } from './certificates';
 import {
   DEFAULT_REFRESH_DELAY_MS,
   PATH_TYPE_ALIASES,
   XDS_API_TYPES,
+  type CallCredsConfig,
   type ChannelCredsConfig,
   type ChannelCredsType,
   type XdsApiType,
@@ -28,6 +28,16 @@ import {
   typeName,
   type JsonObject,
 } from './json';
+
+// The parsers of a `tls` config and of `call_creds` load with the first entry that has one:
+// most have neither (decision 0095).
+const certificates = (): typeof import('./certificates') =>
+  require('./certificates') as typeof import('./certificates');
+const callCredsParser = (): typeof import('./call-creds') =>
+  require('./call-creds') as typeof import('./call-creds');
+
+/** An entry without call_creds. */
+const NO_CALL_CREDS: readonly CallCredsConfig[] = Object.freeze([]);
 
 /**
  * The channel_creds types we can build. `google_default` is accepted so that bootstraps written
@@ -68,9 +78,11 @@ function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | 
     !grpc && own(obj, 'channel_creds') === undefined
       ? INSECURE
       : errs.field('channel_creds', () => parseChannelCredsList(errs, own(obj, 'channel_creds')));
-  const callCreds = errs.field('call_creds', () =>
-    parseCallCredsList(errs, own(obj, 'call_creds')),
-  );
+  const callCredsList = own(obj, 'call_creds');
+  const callCreds =
+    callCredsList === undefined
+      ? NO_CALL_CREDS
+      : errs.field('call_creds', () => callCredsParser().parseCallCredsList(errs, callCredsList));
   const serverFeatures = errs.field('server_features', () =>
     parseServerFeatures(errs, own(obj, 'server_features')),
   );
@@ -243,14 +255,14 @@ function parseCredsConfig(
   value: unknown,
 ): ParsedCreds {
   if (value === undefined) {
-    const tls = type === 'tls' ? parseTlsCredsConfig(errs, EMPTY_CONFIG) : undefined;
+    const tls = type === 'tls' ? certificates().parseTlsCredsConfig(errs, EMPTY_CONFIG) : undefined;
     return { type, config: EMPTY_CONFIG, ...(tls && { tls }) };
   }
   const obj = asObject(errs, value);
   if (obj === undefined) return { type, config: undefined };
   // Other types' configs are opaque to us: a newer client may understand them. A `tls`
   // config has the fields of a file_watcher certificate provider, none required (gRFC A65).
-  const tls = type === 'tls' ? parseTlsCredsConfig(errs, obj) : undefined;
+  const tls = type === 'tls' ? certificates().parseTlsCredsConfig(errs, obj) : undefined;
   const config = frozenJsonObject(errs, obj);
   return { type, config, ...(tls && { tls }) };
 }

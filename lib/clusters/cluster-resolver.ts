@@ -11,8 +11,12 @@ import type { XdsClient } from '../xds-client';
 import type { DiscoveryMechanism } from './cluster-tree';
 import type { Discovery, DiscoveryResult } from './discovery';
 import { EdsDiscovery } from './eds-discovery';
-import { defaultDnsResolver, LogicalDnsDiscovery, type DnsResolver } from './logical-dns';
+import type { DnsResolver } from './logical-dns';
 import { PriorityNamer } from './priority-names';
+
+// Loaded with the first LOGICAL_DNS mechanism: most clusters are EDS (decision 0095).
+const logicalDns = (): typeof import('./logical-dns') =>
+  require('./logical-dns') as typeof import('./logical-dns');
 
 /** How often a logical DNS name is resolved again when nobody asks. */
 export const DEFAULT_DNS_REFRESH_INTERVAL_MS = 30_000;
@@ -64,7 +68,8 @@ export class ClusterResolver {
   private discoveries: RunningDiscovery[] = [];
   /** A SmallMap: a channel's resolver serves one leaf cluster. */
   private readonly namers = new SmallMap<string, PriorityNamer>();
-  private readonly dnsResolver: DnsResolver;
+  /** The option; undefined for Node's resolver, taken when a DNS mechanism first needs it. */
+  private readonly dnsResolver: DnsResolver | undefined;
   private readonly dnsRefreshIntervalMs: number;
   private scheduled = false;
   private closed = false;
@@ -76,7 +81,7 @@ export class ClusterResolver {
     private readonly listener: ClusterResolverListener,
     options: ClusterResolverOptions = {},
   ) {
-    this.dnsResolver = options.dnsResolver ?? defaultDnsResolver;
+    this.dnsResolver = options.dnsResolver;
     this.dnsRefreshIntervalMs = options.dnsRefreshIntervalMs ?? DEFAULT_DNS_REFRESH_INTERVAL_MS;
     if (!(this.dnsRefreshIntervalMs > 0)) {
       throw new XdsError(status.INVALID_ARGUMENT, 'dnsRefreshIntervalMs: must be greater than 0');
@@ -128,16 +133,17 @@ export class ClusterResolver {
 
   private startDiscovery(mechanism: DiscoveryMechanism, key: string): RunningDiscovery {
     const onResult = () => this.schedule();
-    const discovery =
-      mechanism.type === 'LOGICAL_DNS'
-        ? new LogicalDnsDiscovery(
-            mechanism.cluster,
-            mechanism.dnsHostname ?? '',
-            this.dnsResolver,
-            this.dnsRefreshIntervalMs,
-            onResult,
-          )
-        : new EdsDiscovery(this.client, mechanism, onResult);
+    if (mechanism.type !== 'LOGICAL_DNS') {
+      return { key, mechanism, discovery: new EdsDiscovery(this.client, mechanism, onResult) };
+    }
+    const { LogicalDnsDiscovery, defaultDnsResolver } = logicalDns();
+    const discovery = new LogicalDnsDiscovery(
+      mechanism.cluster,
+      mechanism.dnsHostname ?? '',
+      this.dnsResolver ?? defaultDnsResolver,
+      this.dnsRefreshIntervalMs,
+      onResult,
+    );
     return { key, mechanism, discovery };
   }
 

@@ -48,11 +48,7 @@ class CsdsRequestError extends Error {
   readonly code = status.INVALID_ARGUMENT;
 }
 
-/**
- * Adds `envoy.service.status.v3.ClientStatusDiscoveryService` to `server`, reporting `clients`
- * (default: every XdsClient of the process not yet closed, asked anew on every request — the
- * clients `xds-client/grpc` shares between channels and servers included).
- */
+/** Adds the service to `server` (the public `addCsdsService`, index.ts, loads this module). */
 export function addCsdsService(server: Server, clients: CsdsClients = openXdsClients): void {
   server.addService(CSDS_SERVICE_DEFINITION, csdsHandlers(clients));
 }

@@ -1,5 +1,5 @@
 import { experimental } from '@grpc/grpc-js';
-import { CSDS_SERVICE_DEFINITION, csdsHandlers } from '../csds/service';
+import { csdsService } from '../csds';
 import { CdsConfig, CdsLoadBalancer } from './lb/cds/cds';
 import { ClusterImplConfig, ClusterImplLoadBalancer } from './lb/cluster-impl/cluster-impl';
 import {
@@ -64,8 +64,9 @@ export function register(options?: TelemetryOptions): void {
     OutlierDetectionChildConfig,
   );
   experimental.registerResolver('xds', XdsResolver);
+  // The service loads when a server adds the admin services, not with the plugin.
   experimental.registerAdminService(
-    () => CSDS_SERVICE_DEFINITION,
-    () => csdsHandlers(),
+    () => csdsService().CSDS_SERVICE_DEFINITION,
+    () => csdsService().csdsHandlers(),
   );
 }

@@ -149,6 +149,55 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     assert.deepEqual(JSON.parse(result.stdout), ['core-lazy.bundle.js', 'core.bundle.js']);
   });
 
+  it("neither entry's import runs the optional features' modules, nor does a plain client's first watch (decision 0095)", () => {
+    // TLS certificate files and certificate providers, call credentials, google_default,
+    // LOGICAL_DNS, CSDS, metrics and the fault filter's validator load on first use: out of the core bundle, which an import
+    // parses whole, and not run by an insecure client watching a cluster (lib/, through tsx).
+    const optional = [
+      'bootstrap/certificates.js',
+      'bootstrap/call-creds.js',
+      'client/credentials/certificate-file-watcher.js',
+      'client/credentials/spiffe-bundle-map.js',
+      'client/credentials/jwt-token-file.js',
+      'client/credentials/google-default-credentials.js',
+      'clusters/logical-dns.js',
+      'csds/service.js',
+      'csds/client-status.js',
+      'client/metrics/xds-metrics.js',
+      'resources/route-config/fault.js',
+      'generated/protos.js',
+    ];
+    const result = runNode(
+      `
+      const bundled = (file) => Object.keys(require('./dist/lib/' + file).modules);
+      require('./lib/index.ts');
+      require('./lib/grpc/index.ts').register();
+      const { XdsClient } = require('./lib/index.ts');
+      const client = new XdsClient({ bootstrap: { node: { id: 'plain' }, xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }] } });
+      client.watchCluster('A', { onResourceChanged() {}, onResourceError() {} });
+      setImmediate(() => {
+        const lib = /[\\\\/]lib[\\\\/]/;
+        const ran = Object.keys(require.cache).filter((k) => lib.test(k) && !/node_modules/.test(k)).map((k) => k.split(lib).pop().replace(/\\.ts$/, '.js'));
+        client.close();
+        const lazy = [...bundled('core-lazy.bundle.js'), ...bundled('core-optional.bundle.js')];
+        console.log(JSON.stringify({ core: bundled('core.bundle.js'), lazy, ran }));
+      });
+    `,
+      ['--require', 'tsx/cjs'],
+    );
+    assert.equal(result.status, 0, result.stderr);
+    const { core, lazy, ran } = JSON.parse(result.stdout) as Record<string, string[]>;
+    assert.ok(
+      ran!.includes('client/credentials/channel-credentials.js'),
+      'the client made a channel',
+    );
+    for (const module of optional) {
+      assert.ok(!core!.includes(module), `${module} is in the core bundle`);
+      assert.ok(lazy!.includes(module), `${module} is in neither core-lazy nor core-optional`);
+      assert.ok(!ran!.includes(module), `${module} ran for a plain client`);
+    }
+  });
+
   it('the entry points share one client core: CSDS added by xds-client/grpc sees a client made with xds-client', () => {
     // The grpc entry's CSDS handler lists the process's open clients; if the bundles each had
     // a copy of the core, that list would be another module's and the client would be missing.

@@ -6,7 +6,8 @@ import type { ResourceType } from '../../resources/resource-type';
 import { parseResourceName } from '../cache/resource-name';
 import { ResourceState } from '../cache/resource-state';
 import type { ResourceWatcher, WatchHandle } from '../cache/resource-watcher';
-import { startMetrics, type ClientMetrics } from '../metrics/xds-metrics';
+import type { ClientMetrics } from '../metrics/xds-metrics';
+import { meterProviderGiven } from '../metrics/otel-api';
 import { Authorities } from './authority';
 import { ChannelEventHandler } from './channel-handler';
 import { ChannelPool } from './channel-pool';
@@ -22,6 +23,9 @@ export { DEFAULT_RESOURCE_TIMEOUT_MS, type XdsClientOptions } from './options';
 export type { ResourceDump } from './dump';
 
 const openClients = new OpenClients<XdsClientCore>();
+
+const xdsMetrics = (): typeof import('../metrics/xds-metrics') =>
+  require('../metrics/xds-metrics') as typeof import('../metrics/xds-metrics');
 
 /** The clients of this process that are not closed (gRFC A40, A71: CSDS reports every one). */
 export function openXdsClients(): readonly XdsClientCore[] {
@@ -74,12 +78,15 @@ export class XdsClientCore extends EventEmitter<XdsClientEvents> {
       closed: () => this.closed,
     });
     this.unsubscribe = new DeferredUnsubscribe(authorities);
-    this.metrics = startMetrics(
-      this,
-      () => this.channels.all(),
-      () => authorities.allResources(),
-      options.meterProvider,
-    );
+    // A78's metrics, loaded only when there is a provider to report to (decision 0095).
+    this.metrics = meterProviderGiven(options.meterProvider)
+      ? xdsMetrics().startMetrics(
+          this,
+          () => this.channels.all(),
+          () => authorities.allResources(),
+          options.meterProvider,
+        )
+      : undefined;
     openClients.opened(this);
   }
 

@@ -5,7 +5,11 @@
 // fails with UNAUTHENTICATED naming the bootstrap field (decision 0041).
 import { CallCredentials, Metadata, status } from '@grpc/grpc-js';
 import type { CallCredsConfig, XdsServerConfig } from '../../bootstrap';
-import { JwtTokenFile, statusError, type RetryBackoff } from './jwt-token-file';
+import type { JwtTokenFile, RetryBackoff } from './jwt-token-file';
+
+// Loaded by the first server entry with call credentials: most have none (decision 0095).
+const jwtTokenFile = (): typeof import('./jwt-token-file') =>
+  require('./jwt-token-file') as typeof import('./jwt-token-file');
 
 /**
  * The server's call credentials, or undefined when it has none. `newBackoff` gives each token
@@ -18,6 +22,7 @@ export function callCredentials(
   const configs = server.callCreds ?? [];
   if (configs.length === 0) return undefined;
   const { type } = server.channelCreds;
+  const { JwtTokenFile } = jwtTokenFile();
   const all = configs.map((config) =>
     type === 'insecure' ? refused(config) : jwtCredentials(new JwtTokenFile(config, newBackoff())),
   );
@@ -43,6 +48,6 @@ function refused(config: CallCredsConfig): CallCredentials {
     `${config.field} (${config.type}): not sent over an insecure channel ` +
     '(channel_creds "insecure"); use "tls" or "google_default" to send call credentials';
   return CallCredentials.createFromMetadataGenerator((_options, callback) =>
-    callback(statusError(status.UNAUTHENTICATED, message)),
+    callback(jwtTokenFile().statusError(status.UNAUTHENTICATED, message)),
   );
 }

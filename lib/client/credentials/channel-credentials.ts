@@ -11,8 +11,13 @@ import { credentials, experimental, status, type ChannelCredentials } from '@grp
 import type { XdsServerConfig } from '../../bootstrap';
 import type { FileWatcherConfig } from '../../bootstrap';
 import { XdsError } from '../../errors';
-import { FileWatcherCertificateProvider } from './certificate-file-watcher';
-import { googleDefaultCredentials } from './google-default-credentials';
+
+// Loaded by the first server entry that asks for them: a client on insecure credentials or on
+// TLS with the system's roots does not pay for them at import (decision 0095).
+const certificateFileWatcher = (): typeof import('./certificate-file-watcher') =>
+  require('./certificate-file-watcher') as typeof import('./certificate-file-watcher');
+const googleDefault = (): typeof import('./google-default-credentials') =>
+  require('./google-default-credentials') as typeof import('./google-default-credentials');
 
 type PemKind = 'certificate' | 'private key';
 
@@ -36,7 +41,7 @@ export function channelCredentials(
 ): ChannelCredentials {
   const { type, tls: files } = server.channelCreds;
   if (type === 'insecure') return credentials.createInsecure();
-  if (type === 'google_default') return googleDefaultCredentials(where);
+  if (type === 'google_default') return googleDefault().googleDefaultCredentials(where);
   // The bootstrap read the files' names when it was loaded; a `tls` entry always has them.
   if (!files) throw new XdsError(status.INVALID_ARGUMENT, `${where}.channel_creds (tls): invalid`);
   for (const [field, key, kind] of TLS_FILES) {
@@ -50,6 +55,7 @@ export function channelCredentials(
   if (files.caCertificateFile === undefined && files.certificateFile === undefined) {
     return credentials.createSsl();
   }
+  const { FileWatcherCertificateProvider } = certificateFileWatcher();
   const watcher = new FileWatcherCertificateProvider(files, `${where}.channel_creds (tls)`);
   return experimental.createCertificateProviderChannelCredentials(
     files.caCertificateFile === undefined ? SYSTEM_ROOTS : watcher,

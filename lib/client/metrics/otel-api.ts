@@ -20,6 +20,11 @@ function registeredGlobally(kind: 'metrics' | 'trace'): boolean {
   return slot?.[kind] !== undefined;
 }
 
+/** Whether there is a provider to meter through (`meterProviderFor`), without loading the API. */
+export function meterProviderGiven(option: MeterProvider | undefined): boolean {
+  return option !== undefined || registeredGlobally('metrics');
+}
+
 /** The provider to meter through: the option, else the global one if one is registered. */
 export function meterProviderFor(option: MeterProvider | undefined): MeterProvider | undefined {
   if (option !== undefined) return option;

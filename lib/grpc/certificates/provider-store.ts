@@ -5,7 +5,13 @@
 import { rootCertificates } from 'node:tls';
 import type { experimental } from '@grpc/grpc-js';
 import type { CertificateProviderConfig } from '../../bootstrap';
-import { FileWatcherCertificateProvider } from '../../client/credentials/certificate-file-watcher';
+import type { FileWatcherCertificateProvider } from '../../client/credentials/certificate-file-watcher';
+
+// Loaded with the first lease: a channel or server without xDS security does not pay for the
+// file watcher at import (decision 0095).
+type FileWatcherModule = typeof import('../../client/credentials/certificate-file-watcher');
+const fileWatcher = (): FileWatcherModule =>
+  require('../../client/credentials/certificate-file-watcher') as FileWatcherModule;
 
 type CertificateProvider = experimental.CertificateProvider;
 
@@ -31,6 +37,7 @@ export function leaseProvider(name: string, config: CertificateProviderConfig): 
   const key = JSON.stringify(config);
   let entry = providers.get(key);
   if (!entry) {
+    const { FileWatcherCertificateProvider } = fileWatcher();
     entry = { provider: new FileWatcherCertificateProvider(config.config, name), users: 0 };
     providers.set(key, entry);
   }

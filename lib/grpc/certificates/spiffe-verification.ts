@@ -5,8 +5,14 @@
 // here, link by link, with the peer's intermediates.
 import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
-import { TRUST_DOMAIN, type SpiffeBundleMap } from '../../client/credentials/spiffe-bundle-map';
+import type { SpiffeBundleMap } from '../../client/credentials/spiffe-bundle-map';
 import { parseSubjectAltNames } from './san-matcher';
+
+// Its trust-domain rule, loaded with the first check: a map to check against was read by then,
+// and the plugin's import does not load the map's parser (decision 0095).
+type BundleMapModule = typeof import('../../client/credentials/spiffe-bundle-map');
+const bundleMaps = (): BundleMapModule =>
+  require('../../client/credentials/spiffe-bundle-map') as BundleMapModule;
 
 /** Longer chains are refused (as OpenSSL's default depth bounds them). */
 const MAX_DEPTH = 10;
@@ -16,7 +22,7 @@ export function parseSpiffeId(uri: string): { trustDomain: string; path: string 
   const match = /^spiffe:\/\/([^/?#]*)((?:\/[^/?#]*)*)$/.exec(uri);
   if (!match) return 'not a spiffe:// URI without query or fragment';
   const [, trustDomain = '', path = ''] = match;
-  if (!TRUST_DOMAIN.test(trustDomain)) {
+  if (!bundleMaps().TRUST_DOMAIN.test(trustDomain)) {
     return `trust domain "${trustDomain}" is not lower-case letters, digits, ".", "-", "_"`;
   }
   for (const segment of path.split('/').slice(1)) {

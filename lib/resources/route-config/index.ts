@@ -31,7 +31,7 @@ export type {
 } from './update';
 export { findVirtualHost, isValidDomainPattern } from './virtual-host-matching';
 export { compileSafeRegex, type CompiledRegex } from '../safe-regex';
-export { grpcCodeForHttpStatus, sanitizeGrpcCode } from './fault';
+export { grpcCodeForHttpStatus, sanitizeGrpcCode } from './grpc-codes';
 
 const codec = messageCodec('envoy.config.route.v3.RouteConfiguration');
 
