@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, isXdsError, type ClusterUpdate } from '../../lib';
 import { edsCluster } from '../../lib/testing';
-import { TEST_BACKOFF } from '../helpers/constants';
+import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
 import { CDS, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
@@ -71,7 +71,7 @@ describe('events and dump', () => {
   });
 
   it('dump reports status version error and update time per resource', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     env.server.setResources('cluster', [edsCluster('A'), { name: 'B', type: 'STATIC' }]);
     const wa = new RecordingWatcher<ClusterUpdate>();
     const wb = new RecordingWatcher<ClusterUpdate>();

@@ -9,7 +9,7 @@ import { AggregationTemporality, MeterProvider, MetricReader } from '@openteleme
 import { isXdsError, status, XdsClient, type ClusterUpdate } from '../../lib';
 import { edsCluster, ManagementServer } from '../../lib/testing';
 import { ClientEvents } from '../helpers/client-events';
-import { TEST_BACKOFF, TEST_RESOURCE_TIMEOUT_MS } from '../helpers/constants';
+import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { waitFor } from '../helpers/wait';
@@ -105,7 +105,11 @@ describe('metrics (gRFC A78)', () => {
 
   it('reports resources per authority type and cache state', async () => {
     const { provider, read } = meter();
-    env = await startEnv({ meterProvider: provider, serverFeatures: ['ignore_resource_deletion'] });
+    env = await startEnv({
+      meterProvider: provider,
+      serverFeatures: ['ignore_resource_deletion'],
+      resourceTimeoutMs: EXPIRY_TIMEOUT_MS,
+    });
     const client = env.client;
     const watchers = new Map<string, RecordingWatcher<ClusterUpdate>>();
     const watch = (name: string) => {
@@ -120,7 +124,7 @@ describe('metrics (gRFC A78)', () => {
     watch('C'); // never served: does not exist once its timer fires
     await watchers.get('A')!.next('changed');
     await watchers.get('B')!.next('changed');
-    await watchers.get('C')!.next('error', TEST_RESOURCE_TIMEOUT_MS * 4);
+    await watchers.get('C')!.next('error', EXPIRY_TIMEOUT_MS * 4);
     const events = new ClientEvents(client);
     watch('E');
     watch('F');
@@ -137,7 +141,7 @@ describe('metrics (gRFC A78)', () => {
     await watchers.get('E')!.next('error');
     await watchers.get('F')!.next('changed');
     await settled(env.server);
-    // D has just been asked for: its timer (TEST_RESOURCE_TIMEOUT_MS) outlasts the collection.
+    // D has just been asked for: its timer (EXPIRY_TIMEOUT_MS) outlasts the collection.
     env.server.holdResponses('cluster');
     watch('D');
     const points = await read('grpc.xds_client.resources');
@@ -159,13 +163,11 @@ describe('metrics (gRFC A78)', () => {
     env = await startEnv({
       meterProvider: provider,
       serverFeatures: ['resource_timer_is_transient_error'],
+      resourceTimeoutMs: EXPIRY_TIMEOUT_MS,
     });
     const slow = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('slow', slow);
-    assert.equal(
-      (await slow.next('error', TEST_RESOURCE_TIMEOUT_MS * 4)).error.code,
-      status.UNAVAILABLE,
-    );
+    assert.equal((await slow.next('error', EXPIRY_TIMEOUT_MS * 4)).error.code, status.UNAVAILABLE);
     const points = await read('grpc.xds_client.resources');
     assert.deepEqual(lines(points, ['grpc.xds.cache_state']), ['timeout → 1']);
   });

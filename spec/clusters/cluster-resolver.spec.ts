@@ -22,6 +22,7 @@ import {
   logicalDnsCluster,
   type JsonObject,
 } from '../../lib/testing';
+import { EXPIRY_TIMEOUT_MS } from '../helpers/constants';
 import { EDS, settled, startEnv, type Env } from '../helpers/env';
 import { mockClock, realClock } from '../helpers/clock';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -122,7 +123,7 @@ describe('cluster resolver', () => {
   });
 
   it('an eds resource that does not exist gives one empty priority until it arrives', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [empty, ...rest] = await rec.update();
@@ -273,7 +274,7 @@ describe('cluster resolver', () => {
   });
 
   it('watch cluster endpoints reports a tree error and recovers', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     env.server.setResources('cluster', [aggregateCluster('A', ['B', 'D']), edsCluster('B')]);
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
     const rec = new RecordingWatcher<readonly Priority[]>();

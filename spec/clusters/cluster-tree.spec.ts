@@ -17,7 +17,7 @@ import {
   type DiscoveryMechanism,
 } from '../../lib';
 import { aggregateCluster, edsCluster, logicalDnsCluster } from '../../lib/testing';
-import { TEST_BACKOFF } from '../helpers/constants';
+import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { waitForSubscription } from './helpers';
@@ -187,7 +187,7 @@ describe('cluster tree', () => {
   });
 
   it('a leaf that does not exist fails the tree with its path', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
       edsCluster('B'),
@@ -212,14 +212,14 @@ describe('cluster tree', () => {
   });
 
   it('a root that does not exist fails the tree', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     assert.equal((await rec.error()).reason, 'A: cluster "A" does not exist');
   });
 
   it('skip missing children leaves out missing non-root clusters', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
       edsCluster('B'),
