@@ -9,6 +9,7 @@ import { AggregationTemporality, MeterProvider, MetricReader } from '@openteleme
 import { isXdsError, status, XdsClient, type ClusterUpdate } from '../../lib';
 import { edsCluster, ManagementServer } from '../../lib/testing';
 import { ClientEvents } from '../helpers/client-events';
+import { expireMissing, mockClock, realClock } from '../helpers/clock';
 import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -62,6 +63,7 @@ function lines(points: readonly Point[], keys: readonly string[]): string[] {
 describe('metrics (gRFC A78)', () => {
   let env: Env | undefined;
   afterEach(async () => {
+    realClock();
     await env?.close();
     env = undefined;
     metrics.disable();
@@ -103,13 +105,9 @@ describe('metrics (gRFC A78)', () => {
     assert.deepEqual(lines(invalid, labels), [` ${server} ${CLUSTER_TYPE} → ${expectInvalid + 1}`]);
   });
 
-  it('reports resources per authority type and cache state', async () => {
+  it('reports resources per authority type and cache state', async (t) => {
     const { provider, read } = meter();
-    env = await startEnv({
-      meterProvider: provider,
-      serverFeatures: ['ignore_resource_deletion'],
-      resourceTimeoutMs: EXPIRY_TIMEOUT_MS,
-    });
+    env = await startEnv({ meterProvider: provider, serverFeatures: ['ignore_resource_deletion'] });
     const client = env.client;
     const watchers = new Map<string, RecordingWatcher<ClusterUpdate>>();
     const watch = (name: string) => {
@@ -119,12 +117,17 @@ describe('metrics (gRFC A78)', () => {
       return w;
     };
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    // C's timer fires on the mock clock once A and B are cached, whatever the machine's load;
+    // from then on the real clock, on which the long timers of E, F and D do not fire.
+    const tick = mockClock(t);
     watch('A');
     watch('B');
     watch('C'); // never served: does not exist once its timer fires
     await watchers.get('A')!.next('changed');
     await watchers.get('B')!.next('changed');
-    await watchers.get('C')!.next('error', EXPIRY_TIMEOUT_MS * 4);
+    await expireMissing(env.server, tick, ['C']);
+    await watchers.get('C')!.next('error');
+    realClock();
     const events = new ClientEvents(client);
     watch('E');
     watch('F');
@@ -141,7 +144,7 @@ describe('metrics (gRFC A78)', () => {
     await watchers.get('E')!.next('error');
     await watchers.get('F')!.next('changed');
     await settled(env.server);
-    // D has just been asked for: its timer (EXPIRY_TIMEOUT_MS) outlasts the collection.
+    // D has just been asked for: its timer (TEST_RESOURCE_TIMEOUT_MS) outlasts the collection.
     env.server.holdResponses('cluster');
     watch('D');
     const points = await read('grpc.xds_client.resources');
