@@ -3,13 +3,17 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, XdsClient, isXdsError, type ClusterUpdate } from '../../lib';
 import { edsCluster } from '../../lib/testing';
+import { expireMissing, mockClock, realClock } from '../helpers/clock';
 import { TEST_BACKOFF } from '../helpers/constants';
 import { CDS, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
 describe('events and dump', () => {
   let env: Env;
-  afterEach(() => env?.close());
+  afterEach(() => {
+    realClock();
+    return env?.close();
+  });
 
   it('emits request response ack nack connected disconnected', async () => {
     env = await startEnv({ backoff: TEST_BACKOFF });
@@ -70,7 +74,7 @@ describe('events and dump', () => {
     assert.equal(ack.versionInfo, last.versionInfo);
   });
 
-  it('dump reports status version error and update time per resource', async () => {
+  it('dump reports status version error and update time per resource', async (t) => {
     env = await startEnv();
     env.server.setResources('cluster', [edsCluster('A'), { name: 'B', type: 'STATIC' }]);
     const wa = new RecordingWatcher<ClusterUpdate>();
@@ -84,7 +88,10 @@ describe('events and dump', () => {
     );
     await wa.next('changed');
     await wb.next('error');
+    // C's timer runs on the mock clock: A and B came on the real one, with the long timer.
+    const tick = mockClock(t);
     env.client.watchCluster('C', wc);
+    await expireMissing(env.server, tick, ['C']);
     await wc.next('error');
     const [a, b, c] = env.client.dump();
     assert.equal(a!.typeUrl, CDS);

@@ -9,7 +9,8 @@ import { AggregationTemporality, MeterProvider, MetricReader } from '@openteleme
 import { isXdsError, status, XdsClient, type ClusterUpdate } from '../../lib';
 import { edsCluster, ManagementServer } from '../../lib/testing';
 import { ClientEvents } from '../helpers/client-events';
-import { TEST_BACKOFF, TEST_RESOURCE_TIMEOUT_MS } from '../helpers/constants';
+import { expireMissing, mockClock, realClock } from '../helpers/clock';
+import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { waitFor } from '../helpers/wait';
@@ -62,6 +63,7 @@ function lines(points: readonly Point[], keys: readonly string[]): string[] {
 describe('metrics (gRFC A78)', () => {
   let env: Env | undefined;
   afterEach(async () => {
+    realClock();
     await env?.close();
     env = undefined;
     metrics.disable();
@@ -103,7 +105,7 @@ describe('metrics (gRFC A78)', () => {
     assert.deepEqual(lines(invalid, labels), [` ${server} ${CLUSTER_TYPE} → ${expectInvalid + 1}`]);
   });
 
-  it('reports resources per authority type and cache state', async () => {
+  it('reports resources per authority type and cache state', async (t) => {
     const { provider, read } = meter();
     env = await startEnv({ meterProvider: provider, serverFeatures: ['ignore_resource_deletion'] });
     const client = env.client;
@@ -115,12 +117,17 @@ describe('metrics (gRFC A78)', () => {
       return w;
     };
     env.server.setResources('cluster', [edsCluster('A'), edsCluster('B')]);
+    // C's timer fires on the mock clock once A and B are cached, whatever the machine's load;
+    // from then on the real clock, on which the long timers of E, F and D do not fire.
+    const tick = mockClock(t);
     watch('A');
     watch('B');
     watch('C'); // never served: does not exist once its timer fires
     await watchers.get('A')!.next('changed');
     await watchers.get('B')!.next('changed');
-    await watchers.get('C')!.next('error', TEST_RESOURCE_TIMEOUT_MS * 4);
+    await expireMissing(env.server, tick, ['C']);
+    await watchers.get('C')!.next('error');
+    realClock();
     const events = new ClientEvents(client);
     watch('E');
     watch('F');
@@ -159,13 +166,11 @@ describe('metrics (gRFC A78)', () => {
     env = await startEnv({
       meterProvider: provider,
       serverFeatures: ['resource_timer_is_transient_error'],
+      resourceTimeoutMs: EXPIRY_TIMEOUT_MS,
     });
     const slow = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('slow', slow);
-    assert.equal(
-      (await slow.next('error', TEST_RESOURCE_TIMEOUT_MS * 4)).error.code,
-      status.UNAVAILABLE,
-    );
+    assert.equal((await slow.next('error', EXPIRY_TIMEOUT_MS * 4)).error.code, status.UNAVAILABLE);
     const points = await read('grpc.xds_client.resources');
     assert.deepEqual(lines(points, ['grpc.xds.cache_state']), ['timeout → 1']);
   });

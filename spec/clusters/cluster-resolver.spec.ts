@@ -22,8 +22,9 @@ import {
   logicalDnsCluster,
   type JsonObject,
 } from '../../lib/testing';
+import { EXPIRY_TIMEOUT_MS } from '../helpers/constants';
 import { EDS, settled, startEnv, type Env } from '../helpers/env';
-import { mockClock, realClock } from '../helpers/clock';
+import { expireMissing, mockClock, realClock } from '../helpers/clock';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { until } from '../helpers/wait';
 import { fakeDns, summarize } from './helpers';
@@ -122,7 +123,7 @@ describe('cluster resolver', () => {
   });
 
   it('an eds resource that does not exist gives one empty priority until it arrives', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     const rec = new RecordingWatcher<readonly Priority[]>();
     resolver = new ClusterResolver(env.client, [eds('B')], rec);
     const [empty, ...rest] = await rec.update();
@@ -272,12 +273,15 @@ describe('cluster resolver', () => {
     two.cancel();
   });
 
-  it('watch cluster endpoints reports a tree error and recovers', async () => {
+  it('watch cluster endpoints reports a tree error and recovers', async (t) => {
     env = await startEnv();
     env.server.setResources('cluster', [aggregateCluster('A', ['B', 'D']), edsCluster('B')]);
     env.server.setResources('endpoint', [endpoints('B', [{ addresses: ['127.0.0.1:8001'] }])]);
+    // Only D's timer may fire, whatever the load: on the mock clock, once the rest is cached.
+    const tick = mockClock(t);
     const rec = new RecordingWatcher<readonly Priority[]>();
     const watch = watchClusterEndpoints(env.client, 'A', rec);
+    await expireMissing(env.server, tick, ['D']);
     assert.equal((await rec.error()).reason, 'A -> D: cluster "D" does not exist');
 
     env.server.setResource('cluster', edsCluster('D'));

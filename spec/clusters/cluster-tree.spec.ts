@@ -17,7 +17,8 @@ import {
   type DiscoveryMechanism,
 } from '../../lib';
 import { aggregateCluster, edsCluster, logicalDnsCluster } from '../../lib/testing';
-import { TEST_BACKOFF } from '../helpers/constants';
+import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
+import { expireMissing, mockClock, realClock } from '../helpers/clock';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { waitForSubscription } from './helpers';
@@ -34,7 +35,10 @@ function chain(n: number) {
 
 describe('cluster tree', () => {
   let env: Env;
-  afterEach(() => env?.close());
+  afterEach(() => {
+    realClock();
+    return env?.close();
+  });
 
   it('a single eds cluster is one mechanism reported asynchronously', async () => {
     env = await startEnv();
@@ -186,7 +190,7 @@ describe('cluster tree', () => {
     assert.deepEqual(leaves(await rec.update()), [`c${n - 1}`]);
   });
 
-  it('a leaf that does not exist fails the tree with its path', async () => {
+  it('a leaf that does not exist fails the tree with its path', async (t) => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
@@ -194,8 +198,11 @@ describe('cluster tree', () => {
       aggregateCluster('C', ['D', 'E']),
       edsCluster('E'),
     ]);
+    // Only D's timer may fire, whatever the load: on the mock clock, once the rest is cached.
+    const tick = mockClock(t);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
+    await expireMissing(env.server, tick, ['D']);
     const error = await rec.error();
     assert.equal(error.code, status.UNAVAILABLE);
     assert.equal(error.reason, 'A -> C -> D: cluster "D" does not exist');
@@ -212,13 +219,13 @@ describe('cluster tree', () => {
   });
 
   it('a root that does not exist fails the tree', async () => {
-    env = await startEnv();
+    env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec);
     assert.equal((await rec.error()).reason, 'A: cluster "A" does not exist');
   });
 
-  it('skip missing children leaves out missing non-root clusters', async () => {
+  it('skip missing children leaves out missing non-root clusters', async (t) => {
     env = await startEnv();
     env.server.setResources('cluster', [
       aggregateCluster('A', ['B', 'C']),
@@ -227,13 +234,16 @@ describe('cluster tree', () => {
       edsCluster('E'),
       aggregateCluster('X', ['Y']),
     ]);
-    // Three trees at once: each waits for a does-not-exist timer (D, Y, Z), side by side.
+    // Three trees at once: each waits for a does-not-exist timer (D, Y, Z), side by side, on
+    // the mock clock, so that only theirs may fire, whatever the load.
+    const tick = mockClock(t);
     const rec = new RecordingWatcher<ClusterTreeUpdate>();
     const onlyMissing = new RecordingWatcher<ClusterTreeUpdate>();
     const missingRoot = new RecordingWatcher<ClusterTreeUpdate>();
     watchClusterTree(env.client, 'A', rec, { skipMissingChildren: true });
     watchClusterTree(env.client, 'X', onlyMissing, { skipMissingChildren: true });
     watchClusterTree(env.client, 'Z', missingRoot, { skipMissingChildren: true });
+    await expireMissing(env.server, tick, ['D', 'Y', 'Z']);
     // D is subscribed and waited for (the timer), then left out.
     const update = await rec.update();
     assert.deepEqual(leaves(update), ['B', 'E']);

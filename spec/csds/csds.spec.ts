@@ -13,6 +13,7 @@ import {
 } from '../../lib/generated/protos';
 import { BOOTSTRAP_OPTION, register } from '../../lib/grpc';
 import { edsCluster, listener } from '../../lib/testing';
+import { EXPIRY_TIMEOUT_MS } from '../helpers/constants';
 import { CDS, LDS, settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
@@ -150,7 +151,10 @@ describe('CSDS', () => {
   });
 
   it('csds reports timeout for a timer fired on a resource_timer_is_transient_error server', async () => {
-    env = await startEnv({ serverFeatures: ['resource_timer_is_transient_error'] });
+    env = await startEnv({
+      serverFeatures: ['resource_timer_is_transient_error'],
+      resourceTimeoutMs: EXPIRY_TIMEOUT_MS,
+    });
     const slow = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('slow', slow);
     await slow.next('error');

@@ -2,6 +2,10 @@
 import type { TestContext } from 'node:test';
 import type { XdsTransportFactory } from '../../lib';
 import { GrpcTransport } from '../../lib/client/transport/grpc-transport';
+import type { ManagementServer } from '../../lib/testing';
+import { TEST_RESOURCE_TIMEOUT_MS } from './constants';
+import { settled } from './env';
+import { waitFor } from './wait';
 
 /** Where the mock clock starts: any fixed instant does. */
 export const MOCK_EPOCH = Date.UTC(2025, 0, 1);
@@ -34,6 +38,27 @@ export function mockClock(
 export function realClock(): void {
   mocked?.reset();
   mocked = undefined;
+}
+
+/**
+ * Fires the does-not-exist timers of the resources the server does not have, in a spec whose
+ * other resources are served: on the real clock, a short timer would race their responses,
+ * which a busy machine can delay past it. The spec runs mockClock before any of `missing` is
+ * requested, on a client with the default timer (state of the world). Once the server has a
+ * request naming all of `missing` and the client has answered every response, whatever was
+ * served is cached and its timer stopped: one tick of the timer fires the missing ones' only.
+ */
+export async function expireMissing(
+  server: ManagementServer,
+  tick: (ms: number) => void,
+  missing: readonly string[],
+): Promise<void> {
+  // The real clock's deadline (waitFor), not the server's, which the mock clock holds.
+  await waitFor(`a request naming ${missing.join(', ')}`, () =>
+    server.requests.find((r) => missing.every((name) => r.resourceNames.includes(name))),
+  );
+  await settled(server);
+  tick(TEST_RESOURCE_TIMEOUT_MS);
 }
 
 /**

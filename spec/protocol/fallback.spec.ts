@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, type ClusterUpdate, type EndpointUpdate } from '../../lib';
 import { edsCluster, endpoints } from '../../lib/testing';
+import { EXPIRY_TIMEOUT_MS } from '../helpers/constants';
 import { API_TYPES, EDS } from '../helpers/env';
 import { startFleet, type Fleet } from '../helpers/fleet';
 import { RecordingWatcher } from '../helpers/recording-watcher';
@@ -234,7 +235,10 @@ for (const apiType of API_TYPES)
     });
 
     it('the does not exist timer runs on the fallback stream', async () => {
-      fleet = await startFleet([false, true], { apiType });
+      fleet = await startFleet([false, true], {
+        apiType,
+        client: { resourceTimeoutMs: EXPIRY_TIMEOUT_MS },
+      });
       fleet.live(1).setResources('cluster', [cluster('A', 'from-fallback')]);
       const watcher = new RecordingWatcher<ClusterUpdate>();
       fleet.client.watchCluster('missing', watcher);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { status, type ClusterUpdate } from '../../lib';
 import { edsCluster } from '../../lib/testing';
-import { TEST_BACKOFF } from '../helpers/constants';
+import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
 import { startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
@@ -15,7 +15,7 @@ describe('does-not-exist timers on a new stream', () => {
   afterEach(() => env?.close());
 
   it('a resource with no value gets a fresh verdict on every new stream', async () => {
-    env = await startEnv({ backoff: TEST_BACKOFF });
+    env = await startEnv({ backoff: TEST_BACKOFF, resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
     env.server.setResources('cluster', [edsCluster('present')]);
     const w = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('missing', w);

@@ -31,6 +31,7 @@ import {
   startEnv as startSotwEnv,
   type Env,
 } from '../helpers/env';
+import { EXPIRY_TIMEOUT_MS } from '../helpers/constants';
 import { mockClock, realClock } from '../helpers/clock';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 
@@ -84,7 +85,7 @@ for (const apiType of [...API_TYPES, ...PER_TYPE_API_TYPES])
     });
 
     it('a does not exist error is replayed to a new watcher at once', async (t) => {
-      env = await startEnv();
+      env = await startEnv({ resourceTimeoutMs: EXPIRY_TIMEOUT_MS });
       const w = new RecordingWatcher<ClusterUpdate>();
       env.client.watchCluster('missing', w);
       await w.next('error');
