@@ -135,7 +135,8 @@ async function bundle(bundleFile, keys, home, { banner = '', compiled }) {
     logLevel: 'warning',
   });
   const laidOut = built.outputFiles[0].text;
-  const minified = await esbuild.transform(compiled ? compiledWithBundle(laidOut) : laidOut, {
+  const source = compiled ? compiledWithBundle(laidOut, keys.length) : laidOut;
+  const minified = await esbuild.transform(source, {
     minifyWhitespace: true,
     sourcemap: 'external',
     sourcefile: bundleFile,
@@ -153,7 +154,7 @@ async function bundle(bundleFile, keys, home, { banner = '', compiled }) {
  * call (decision 0094): a module's body is then parsed once, where a lazily compiled one is
  * pre-parsed with the bundle and parsed again when it is first required.
  */
-function compiledWithBundle(code) {
+function compiledWithBundle(code, moduleCount) {
   const lines = code.split('\n');
   let open = -1;
   let count = 0;
@@ -169,9 +170,14 @@ function compiledWithBundle(code) {
       open = -1;
     }
   }
+  // Every wrapper rewritten, and at least one per module of the bundle (the others are the
+  // views of other bundles' modules and bundled packages): a layout esbuild no longer writes
+  // fails the build instead of leaving the bundle lazily compiled.
   const expected = (code.match(/__commonJS\(\{$/gm) ?? []).length;
-  if (open >= 0 || count !== expected) {
-    throw new Error(`bundle: found ${count} of ${expected} modules in esbuild's layout`);
+  if (open >= 0 || count !== expected || count < moduleCount) {
+    throw new Error(
+      `bundle: found ${count} of ${expected} wrappers (${moduleCount} modules) in esbuild's layout`,
+    );
   }
   return lines.join('\n');
 }
@@ -230,7 +236,10 @@ async function main() {
   // or that import would load and parse all of core-lazy for it.
   const eager = new Set([...CORE_ENTRIES, GRPC_ENTRY].flatMap((entry) => [...runAtImport(entry)]));
   const owner = new Map();
-  const core = [...(await reachable(CORE_ENTRIES))].filter((key) => !SEPARATE.test(key));
+  // A module of dist/lib that a bundle's table lists: not a separate file, and not a package
+  // (eventemitter3, which esbuild inlines where it is required, resolves outside dist/lib).
+  const listed = (key) => !SEPARATE.test(key) && !key.startsWith('../');
+  const core = [...(await reachable(CORE_ENTRIES))].filter(listed);
   const lazy = core.filter((key) => !eager.has(key));
   // What the resource types load with their first resource (the validators, the fast paths and
   // what they use): every client's first responses need them. The rest only features a
@@ -245,7 +254,7 @@ async function main() {
     [TOOL_ENTRIES, TOOLS],
   ]) {
     for (const key of await reachable(entries)) {
-      if (!SEPARATE.test(key) && !owner.has(key)) owner.set(key, bundleFile);
+      if (listed(key) && !owner.has(key)) owner.set(key, bundleFile);
     }
   }
   const home = (key) => owner.get(key);
@@ -255,8 +264,9 @@ async function main() {
       .map(([key]) => key)
       .sort();
 
-  // Importing an entry runs (nearly) every module of its bundle; core-lazy's modules load one by
-  // one, on first use, and most processes never run some of them (the REST and file transports).
+  // Importing an entry runs (nearly) every module of its bundle. The lazy bundles' modules load
+  // one by one, on first use, and most processes never run some of them: core-lazy's server-side
+  // validators (server Listeners, RBAC, downstream TLS) in a client, all of core-optional.
   await bundle(CORE, keysOf(CORE), home, { banner: licenses(), compiled: true });
   await bundle(CORE_LAZY, keysOf(CORE_LAZY), home, { compiled: false });
   await bundle(CORE_OPTIONAL, keysOf(CORE_OPTIONAL), home, { compiled: false });

@@ -24,12 +24,8 @@ import {
   typeName,
   type JsonObject,
 } from './json';
+import { certificateParsers } from './optional-parsers';
 import { parseServers } from './servers';
-
-// The certificate providers' parser loads with the first bootstrap that has
-// `certificate_providers`: most have none (decision 0095).
-const certificates = (): typeof import('./certificates') =>
-  require('./certificates') as typeof import('./certificates');
 
 /** Where `loadBootstrap()` looks when it is given no input. */
 export interface BootstrapSources {
@@ -130,7 +126,7 @@ function parseBootstrap(errs: ValidationErrors, raw: unknown): Bootstrap | undef
   );
   const providers = own(raw, 'certificate_providers');
   const certificateProviders = new FrozenMap(
-    providers === undefined ? [] : certificates().parseCertificateProviders(errs, providers),
+    providers === undefined ? [] : certificateParsers().parseCertificateProviders(errs, providers),
   );
   return Object.freeze({
     xdsServers,

@@ -28,13 +28,7 @@ import {
   typeName,
   type JsonObject,
 } from './json';
-
-// The parsers of a `tls` config and of `call_creds` load with the first entry that has one:
-// most have neither (decision 0095).
-const certificates = (): typeof import('./certificates') =>
-  require('./certificates') as typeof import('./certificates');
-const callCredsParser = (): typeof import('./call-creds') =>
-  require('./call-creds') as typeof import('./call-creds');
+import { callCredsParsers, certificateParsers } from './optional-parsers';
 
 /** An entry without call_creds. */
 const NO_CALL_CREDS: readonly CallCredsConfig[] = Object.freeze([]);
@@ -82,7 +76,7 @@ function parseServer(errs: ValidationErrors, value: unknown): XdsServerConfig | 
   const callCreds =
     callCredsList === undefined
       ? NO_CALL_CREDS
-      : errs.field('call_creds', () => callCredsParser().parseCallCredsList(errs, callCredsList));
+      : errs.field('call_creds', () => callCredsParsers().parseCallCredsList(errs, callCredsList));
   const serverFeatures = errs.field('server_features', () =>
     parseServerFeatures(errs, own(obj, 'server_features')),
   );
@@ -255,14 +249,15 @@ function parseCredsConfig(
   value: unknown,
 ): ParsedCreds {
   if (value === undefined) {
-    const tls = type === 'tls' ? certificates().parseTlsCredsConfig(errs, EMPTY_CONFIG) : undefined;
+    const tls =
+      type === 'tls' ? certificateParsers().parseTlsCredsConfig(errs, EMPTY_CONFIG) : undefined;
     return { type, config: EMPTY_CONFIG, ...(tls && { tls }) };
   }
   const obj = asObject(errs, value);
   if (obj === undefined) return { type, config: undefined };
   // Other types' configs are opaque to us: a newer client may understand them. A `tls`
   // config has the fields of a file_watcher certificate provider, none required (gRFC A65).
-  const tls = type === 'tls' ? certificates().parseTlsCredsConfig(errs, obj) : undefined;
+  const tls = type === 'tls' ? certificateParsers().parseTlsCredsConfig(errs, obj) : undefined;
   const config = frozenJsonObject(errs, obj);
   return { type, config, ...(tls && { tls }) };
 }

@@ -10,7 +10,7 @@ import { isXdsError, status, XdsClient, type ClusterUpdate } from '../../lib';
 import { edsCluster, ManagementServer } from '../../lib/testing';
 import { ClientEvents } from '../helpers/client-events';
 import { expireMissing, mockClock, realClock } from '../helpers/clock';
-import { EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
+import { EVENT_DEADLINE_MS, EXPIRY_TIMEOUT_MS, TEST_BACKOFF } from '../helpers/constants';
 import { settled, startEnv, type Env } from '../helpers/env';
 import { RecordingWatcher } from '../helpers/recording-watcher';
 import { waitFor } from '../helpers/wait';
@@ -170,7 +170,7 @@ describe('metrics (gRFC A78)', () => {
     });
     const slow = new RecordingWatcher<ClusterUpdate>();
     env.client.watchCluster('slow', slow);
-    assert.equal((await slow.next('error', EXPIRY_TIMEOUT_MS * 4)).error.code, status.UNAVAILABLE);
+    assert.equal((await slow.next('error', EVENT_DEADLINE_MS)).error.code, status.UNAVAILABLE);
     const points = await read('grpc.xds_client.resources');
     assert.deepEqual(lines(points, ['grpc.xds.cache_state']), ['timeout → 1']);
   });

@@ -127,6 +127,20 @@ describe('package', { skip: built ? false : 'run `npm run build` first' }, () =>
     ]);
   });
 
+  it('the bundles an import runs whole have their modules compiled with them; the lazy ones do not (decision 0094)', () => {
+    const bundle = (file: string) => fs.readFileSync(path.join(root, 'dist', 'lib', file), 'utf8');
+    const compiled = /"dist\/lib\/[^"]+\.js":\(function\(/;
+    const onFirstCall = /"dist\/lib\/[^"]+\.js"\(exports/;
+    for (const file of ['core.bundle.js', 'extensions.bundle.js', 'tools.bundle.js']) {
+      assert.match(bundle(file), compiled, file);
+      assert.doesNotMatch(bundle(file), onFirstCall, file);
+    }
+    for (const file of ['core-lazy.bundle.js', 'core-optional.bundle.js']) {
+      assert.match(bundle(file), onFirstCall, file);
+      assert.doesNotMatch(bundle(file), compiled, file);
+    }
+  });
+
   it("a client's stream and its first resources of each type load core-lazy, not core-optional", () => {
     // core-optional holds what only features a typical client leaves off load (the REST, file
     // and delta transports): a module of resources/ that reached one would put it on every

@@ -42,5 +42,6 @@ it('a cluster the server lacks is not found after the short timeout', async () =
     short.watchCluster('missing', { onResourceChanged: reject, onResourceError: resolve });
   }).finally(() => short.close());
   assert.equal(error.code, status.NOT_FOUND);
-  assert.ok(Date.now() - started < 2000, 'the 500 ms timer applied, not the 15 s default');
+  // Far above 500 ms, for a busy machine, and still far below the 15 s default.
+  assert.ok(Date.now() - started < 10_000, 'the 500 ms timer applied, not the 15 s default');
 });
