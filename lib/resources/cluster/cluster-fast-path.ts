@@ -17,7 +17,7 @@ import type { OutlierDetection as OutlierDetectionProto } from '../../generated/
 import { Cluster_DiscoveryType, Cluster_LbPolicy, RoutingPriority } from '../../generated/protos';
 import { ValidationErrors } from '../../validation-errors';
 import { WireReader } from '../../wire-reader';
-import { nested, once } from '../fast-path-fields';
+import { nested, once, readUInt32Value } from '../fast-path-fields';
 import { unvalidatedClusterMetadata } from '../gcp-authn/validate';
 import type { DecodeContext } from '../resource-type';
 import { backendMetricPropagation } from './backend-metrics';
@@ -271,19 +271,6 @@ function readThresholds(r: WireReader, d: number, f: ClusterFields): void {
     else r.skip(t & 7, d);
   }
   if (priority === DEFAULT_PRIORITY && f.maxRequests < 0) f.maxRequests = maxRequests;
-}
-
-/** A UInt32Value entered at `r`'s position: an empty one is 0. */
-function readUInt32Value(r: WireReader, d: number): number {
-  const outer = r.enter(d + 1);
-  let value = 0;
-  while (r.pos < r.len) {
-    const t = r.uint32();
-    if (t === 8) value = r.uint32();
-    else r.skip(t & 7, d + 1);
-  }
-  r.leave(outer);
-  return value;
 }
 
 function readCommonLbConfig(r: WireReader, d: number): boolean {

@@ -10,7 +10,7 @@
 import { messageCodec } from '../../codec';
 import type { Metadata } from '../../generated/protos';
 import type { WireReader } from '../../wire-reader';
-import { nested, once } from '../fast-path-fields';
+import { nested, once, readUInt32Value } from '../fast-path-fields';
 import { ipv4Key, ipv4Text, ipv4ValueOf } from './ipv4';
 import { hasProxyAddress } from './proxy-address';
 import type { EndpointHealthStatus, LbEndpoint } from './update';
@@ -128,7 +128,9 @@ function readLbEndpointFields(r: WireReader, d: number, f: EndpointFields): bool
       f.metadata = metadataCodec.read(r, d + 1);
       r.leave(outer);
     } else if (t === 34) {
-      if (!(once(f, WEIGHT) && nested(r, d, f, readWeight))) return false;
+      // load_balancing_weight: an empty UInt32Value is 0, which the validator rejects.
+      if (!once(f, WEIGHT)) return false;
+      f.weight = readUInt32Value(r, d);
     } else r.skip(t & 7, d); // endpoint_name, unknown fields
   }
   return true;
@@ -172,17 +174,6 @@ function readSocketAddress(r: WireReader, d: number, f: EndpointFields): boolean
     } else if (t === 34)
       return false; // named_port
     else r.skip(t & 7, d); // protocol, resolver_name, ipv4_compat, unknown fields
-  }
-  return true;
-}
-
-/** The load_balancing_weight UInt32Value: an empty one is 0, which the validator rejects. */
-function readWeight(r: WireReader, d: number, f: EndpointFields): boolean {
-  f.weight = 0;
-  while (r.pos < r.len) {
-    const t = r.uint32();
-    if (t === 8) f.weight = r.uint32();
-    else r.skip(t & 7, d);
   }
   return true;
 }
