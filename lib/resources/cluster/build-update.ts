@@ -2,50 +2,51 @@
 // decoded Cluster (validate.ts) and the reader of a common Cluster's bytes
 // (cluster-fast-path.ts). One builder keeps the two updates the same object, property for
 // property.
-import type { XdsServerConfig } from '../../bootstrap';
 import type { ClusterMetadataValue } from '../gcp-authn/update';
 import { lazyClusterMetadata } from '../gcp-authn/validate';
 import type {
+  AggregateClusterUpdate,
   BackendMetricPropagation,
   ClusterUpdate,
-  LbPolicy,
-  OutlierDetection,
-  OverrideHostStatus,
-  UpstreamTlsConfig,
+  EdsClusterUpdate,
+  LogicalDnsClusterUpdate,
 } from './update';
 
 /** What only one kind of cluster has. */
 export type ClusterVariant =
-  | { readonly type: 'EDS'; readonly edsServiceName: string | undefined }
-  | { readonly type: 'LOGICAL_DNS'; readonly dnsHostname: string }
-  | { readonly type: 'AGGREGATE'; readonly prioritizedClusterNames: readonly string[] };
+  | Pick<EdsClusterUpdate, 'type' | 'edsServiceName'>
+  | Pick<LogicalDnsClusterUpdate, 'type' | 'dnsHostname'>
+  | Pick<AggregateClusterUpdate, 'type' | 'prioritizedClusterNames'>;
 
-/** What every kind of cluster has, validated. */
-export interface ClusterParts {
-  readonly lrsServer: XdsServerConfig | undefined;
-  readonly maxConcurrentRequests: number;
-  readonly lbPolicy: LbPolicy;
-  readonly outlierDetection: OutlierDetection | undefined;
-  readonly security: UpstreamTlsConfig | undefined;
-  readonly overrideHostStatus: readonly OverrideHostStatus[];
-  /** The Map, or the checked bytes to read it from when first asked for (decision 0081). */
+/**
+ * What every kind of cluster has, validated; the optional properties as their readers leave
+ * them (the metadata possibly still bytes, decision 0081).
+ */
+export interface ClusterParts extends Pick<
+  ClusterUpdate,
+  | 'lrsServer'
+  | 'maxConcurrentRequests'
+  | 'lbPolicy'
+  | 'outlierDetection'
+  | 'security'
+  | 'overrideHostStatus'
+> {
+  /** The Map, or the checked bytes to read it from when first asked for. */
   readonly metadata: ReadonlyMap<string, ClusterMetadataValue> | Uint8Array | undefined;
   readonly httpConnect: boolean;
   readonly backendMetricPropagation: BackendMetricPropagation | undefined;
 }
 
 /** The default override_host_status (gRFC A55, as C-core reads it). */
-export const DEFAULT_OVERRIDE_HOST_STATUS: readonly OverrideHostStatus[] = Object.freeze([
+export const DEFAULT_OVERRIDE_HOST_STATUS: ClusterUpdate['overrideHostStatus'] = Object.freeze([
   'UNKNOWN',
   'HEALTHY',
 ]);
 
 /** The properties an update has only when its Cluster says so. */
-interface OptionalProperties {
-  metadata?: ReadonlyMap<string, ClusterMetadataValue>;
-  httpConnect?: true;
-  backendMetricPropagation?: BackendMetricPropagation;
-}
+type OptionalProperties = {
+  -readonly [K in 'metadata' | 'httpConnect' | 'backendMetricPropagation']?: ClusterUpdate[K];
+};
 
 /** What `optionalProperties` gives a cluster that has none of them. */
 const NO_OPTIONAL_PROPERTIES: Readonly<OptionalProperties> = Object.freeze({});
